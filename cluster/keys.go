@@ -1,0 +1,105 @@
+package cluster
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// DefaultPrefix is the key prefix used when none is configured.
+const DefaultPrefix = "crawler"
+
+// Keys builds every Redis key the cluster uses, under one prefix. Keys that a
+// single Lua script touches together share a hash tag (the part in braces) so
+// that they live in one Redis Cluster slot: all keys of one job share the tag
+// {PREFIX:job:NAME}; the node table shares {PREFIX:nodes}.
+type Keys struct {
+	// Prefix is put in front of every key; empty means DefaultPrefix.
+	Prefix string
+}
+
+func (k Keys) prefix() string {
+	if k.Prefix == "" {
+		return DefaultPrefix
+	}
+	return k.Prefix
+}
+
+// Jobs is the sorted set of submitted job names, scored by submission time.
+func (k Keys) Jobs() string { return k.prefix() + ":jobs" }
+
+// JobEvents is the list masters block on to hear about new submissions
+// without polling every job.
+func (k Keys) JobEvents() string { return k.prefix() + ":jobs:events" }
+
+// Job returns the keys of one job.
+func (k Keys) Job(name string) JobKeys {
+	return JobKeys{tag: "{" + k.prefix() + ":job:" + name + "}"}
+}
+
+// Nodes returns the keys of the live node table.
+func (k Keys) Nodes() NodeKeys {
+	return NodeKeys{tag: "{" + k.prefix() + ":nodes}"}
+}
+
+// JobKeys names the keys of one job. They all share one hash tag, so a Lua
+// script may touch any of them together.
+type JobKeys struct{ tag string }
+
+// Tag is the hash-tagged stem shared by all keys of the job; packages that
+// own a sub-namespace (the dupefilter, the simhash index) build under it.
+func (j JobKeys) Tag() string { return j.tag }
+
+// Spec holds the job spec as JSON.
+func (j JobKeys) Spec() string { return j.tag + ":spec" }
+
+// State is a hash with the job's lifecycle: state, round, timestamps, owner.
+func (j JobKeys) State() string { return j.tag + ":state" }
+
+// Stats is a hash of the job's counters (see the Stat* field names).
+func (j JobKeys) Stats() string { return j.tag + ":stats" }
+
+// Frontier is the FIFO list of list pages waiting to be fetched (BFS order).
+func (j JobKeys) Frontier() string { return j.tag + ":frontier" }
+
+// FrontierActive is a sorted set of list pages being fetched, scored by the
+// lease deadline of the master fetching them.
+func (j JobKeys) FrontierActive() string { return j.tag + ":frontier:active" }
+
+// ListSeen is the set of list-page fingerprints already queued in a round.
+func (j JobKeys) ListSeen(round int64) string {
+	return j.tag + ":listseen:" + strconv.FormatInt(round, 10)
+}
+
+// Committed is the set of list pages whose links were committed in a round,
+// which makes committing a list page idempotent across a master restart.
+func (j JobKeys) Committed(round int64) string {
+	return j.tag + ":committed:" + strconv.FormatInt(round, 10)
+}
+
+// Queue is slave id's list of detail tasks waiting to be fetched.
+func (j JobKeys) Queue(slave int) string { return fmt.Sprintf("%s:queue:%d", j.tag, slave) }
+
+// Inflight is slave id's sorted set of tasks taken and not yet acknowledged,
+// scored by lease deadline (unix milliseconds).
+func (j JobKeys) Inflight(slave int) string { return fmt.Sprintf("%s:inflight:%d", j.tag, slave) }
+
+// Dedup is the namespace of the job's detail-page dupefilter.
+func (j JobKeys) Dedup() string { return j.tag + ":dedup" }
+
+// Simhash is the namespace of the job's near-duplicate (simhash) index.
+func (j JobKeys) Simhash() string { return j.tag + ":simhash" }
+
+// NodeKeys names the keys of the live node table.
+type NodeKeys struct{ tag string }
+
+// Tag is the hash-tagged stem shared by the node table's keys.
+func (n NodeKeys) Tag() string { return n.tag }
+
+// Leases is a sorted set of live slave IDs scored by lease deadline.
+func (n NodeKeys) Leases() string { return n.tag + ":leases" }
+
+// Info is a hash of slave ID to its NodeInfo as JSON.
+func (n NodeKeys) Info() string { return n.tag + ":info" }
+
+// Epoch is the live table's version, bumped on every join and leave.
+func (n NodeKeys) Epoch() string { return n.tag + ":epoch" }

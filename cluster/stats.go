@@ -1,0 +1,42 @@
+package cluster
+
+import "strconv"
+
+// Job states as reported by client status.
+const (
+	StatePending  = "pending"
+	StateRunning  = "running"
+	StateFinished = "finished"
+)
+
+// Fields of a job's State hash.
+const (
+	StateField       = "state"
+	StateRound       = "round"
+	StateSubmittedAt = "submitted_at"
+	StateStartedAt   = "started_at"
+	StateFinishedAt  = "finished_at"
+	StateNextRoundAt = "next_round_at"
+)
+
+// Counter names in a job's Stats hash. Every detail link found on an allowed
+// host is counted once as discovered and ends as exactly one of stored,
+// failed or duplicates; so once a job is finished,
+// discovered = stored + failed + duplicates.
+const (
+	StatListPages      = "list_pages"      // list pages fetched
+	StatListFailed     = "list_failed"     // list pages that could not be fetched
+	StatDiscovered     = "discovered"      // detail links found on allowed hosts
+	StatOffsite        = "offsite"         // detail links outside allowed_domains (not discovered)
+	StatDuplicates     = "duplicates"      // detail links filtered by the dupefilter
+	StatQueued         = "routed"          // detail tasks routed to a slave queue
+	StatStored         = "stored"          // detail pages stored as items
+	StatFailed         = "failed"          // detail pages recorded as failed
+	StatNearDuplicates = "near_duplicates" // stored items marked as near-duplicates
+	StatRetries        = "retries"         // transient failures retried
+)
+
+// SlaveStat is the per-slave counter name for stat, e.g. "stored:3".
+func SlaveStat(stat string, slave int) string {
+	return stat + ":" + strconv.Itoa(slave)
+}

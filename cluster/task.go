@@ -1,0 +1,64 @@
+package cluster
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Task is one detail page to fetch, as it travels on a slave's queue. The
+// master routes it, a slave takes it, fetches it and acknowledges it.
+type Task struct {
+	// URL is the detail page's canonical URL.
+	URL string `json:"u"`
+	// FP is the hex request fingerprint: the dedup key and the item's identity.
+	FP string `json:"f"`
+	// Job is the job's name.
+	Job string `json:"j"`
+	// Referer is the list page the link was found on.
+	Referer string `json:"r,omitempty"`
+	// Round is the crawl round (recrawl number) that discovered the task.
+	Round int64 `json:"n,omitempty"`
+	// Attempt counts earlier tries that failed with a transient error.
+	Attempt int `json:"a,omitempty"`
+}
+
+// Encode returns the task's wire form.
+func (t Task) Encode() string {
+	b, _ := json.Marshal(t) // a struct of strings and ints always marshals
+	return string(b)
+}
+
+// DecodeTask parses a task's wire form.
+func DecodeTask(s string) (Task, error) {
+	var t Task
+	if err := json.Unmarshal([]byte(s), &t); err != nil {
+		return Task{}, fmt.Errorf("decode task: %w", err)
+	}
+	if t.URL == "" || t.FP == "" || t.Job == "" {
+		return Task{}, fmt.Errorf("decode task: missing url, fingerprint or job in %q", s)
+	}
+	return t, nil
+}
+
+// ListPage is one list page on a job's frontier.
+type ListPage struct {
+	// URL is the list page's canonical URL.
+	URL string `json:"u"`
+	// Depth is its BFS depth; seeds are depth 0.
+	Depth int `json:"d"`
+}
+
+// Encode returns the list page's wire form.
+func (p ListPage) Encode() string {
+	b, _ := json.Marshal(p)
+	return string(b)
+}
+
+// DecodeListPage parses a list page's wire form.
+func DecodeListPage(s string) (ListPage, error) {
+	var p ListPage
+	if err := json.Unmarshal([]byte(s), &p); err != nil || p.URL == "" {
+		return ListPage{}, fmt.Errorf("decode list page %q: %v", s, err)
+	}
+	return p, nil
+}
