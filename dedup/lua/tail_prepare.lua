@@ -1,0 +1,2 @@
+-- Prepare: create the keys of the coming granule ahead of time.
+return prepare()

@@ -1,0 +1,2 @@
+-- Sweep: remove every expired entry; reply with how many.
+return sweep()
