@@ -1,0 +1,188 @@
+package membership
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+
+	"github.com/crawler-dev/crawler/cluster"
+)
+
+// DefaultLease is the heartbeat lease used when Options.Lease is zero.
+const DefaultLease = 5 * time.Second
+
+// ConfigMaxSlaves is the field of the node table's config hash
+// (Tag()+":config") that records the cluster's max slaves.
+const ConfigMaxSlaves = "max_slaves"
+
+var (
+	// ErrIDTaken means another live slave (another token) holds the ID.
+	// The error wrapping it says who: host, pid and since when.
+	ErrIDTaken = errors.New("membership: slave id taken")
+	// ErrLeaseLost means the lease lapsed or another run now holds the ID;
+	// the slave must stop taking work under it and register again.
+	ErrLeaseLost = errors.New("membership: lease lost")
+	// ErrMaxSlavesMismatch means the node table was created with another
+	// max slaves than this Registry's; the error wrapping it names both.
+	ErrMaxSlavesMismatch = errors.New("membership: max slaves differs from the cluster's")
+	// ErrInvalidNode means a node's ID, token or weight is unusable; the
+	// error wrapping it names the field and value.
+	ErrInvalidNode = errors.New("membership: invalid node")
+)
+
+// Options configure a Registry.
+type Options struct {
+	// Lease is how long a registration lives without a heartbeat; zero
+	// means DefaultLease. KeepAlive renews every Lease/3.
+	Lease time.Duration
+	// MaxSlaves is a, the size of the virtual node table; IDs run from 0
+	// to MaxSlaves-1. Zero means cluster.DefaultMaxSlaves. Every process of
+	// a cluster must agree on it; the first one records it in Redis.
+	MaxSlaves int
+	// Logger receives transient errors retried by KeepAlive and Watch; nil
+	// means no logging.
+	Logger *zap.Logger
+}
+
+// Registry is a handle on the live node table in Redis. It is safe for
+// concurrent use.
+type Registry struct {
+	rdb    redis.UniversalClient
+	keys   cluster.NodeKeys
+	config string
+	opts   Options
+	log    *zap.Logger
+}
+
+// New returns a Registry over the node table of keys. It does no I/O; the
+// max slaves check happens on the first Register, Heartbeat or Snapshot.
+func New(rdb redis.UniversalClient, keys cluster.Keys, opts Options) (*Registry, error) {
+	if rdb == nil {
+		return nil, errors.New("membership: redis client is nil")
+	}
+	if opts.Lease == 0 {
+		opts.Lease = DefaultLease
+	}
+	if opts.Lease < 10*time.Millisecond {
+		return nil, fmt.Errorf("membership: lease %v: must be at least 10ms", opts.Lease)
+	}
+	if opts.MaxSlaves == 0 {
+		opts.MaxSlaves = cluster.DefaultMaxSlaves
+	}
+	if opts.MaxSlaves < 0 {
+		return nil, fmt.Errorf("membership: max slaves %d: must be positive", opts.MaxSlaves)
+	}
+	log := opts.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	nodes := keys.Nodes()
+	return &Registry{
+		rdb:    rdb,
+		keys:   nodes,
+		config: nodes.Tag() + ":config",
+		opts:   opts,
+		log:    log.Named("membership"),
+	}, nil
+}
+
+// Lease returns the registry's lease duration.
+func (r *Registry) Lease() time.Duration { return r.opts.Lease }
+
+// MaxSlaves returns the size of the virtual node table.
+func (r *Registry) MaxSlaves() int { return r.opts.MaxSlaves }
+
+// Register adds info to the live table with a fresh lease and bumps the
+// epoch. It fails with ErrIDTaken if another live slave (another Token)
+// holds the ID; a lapsed lease is taken over. Registering again under the
+// same Token renews the lease. A zero StartedAt is set to now.
+func (r *Registry) Register(ctx context.Context, info cluster.NodeInfo) error {
+	if err := r.validate(info); err != nil {
+		return fmt.Errorf("register: %w", err)
+	}
+	if info.StartedAt.IsZero() {
+		info.StartedAt = time.Now()
+	}
+	data, err := json.Marshal(info)
+	if err != nil {
+		return fmt.Errorf("register slave %d: %w", info.ID, err)
+	}
+	keys := []string{r.keys.Leases(), r.keys.Info(), r.keys.Epoch(), r.config}
+	err = registerScript.Run(ctx, r.rdb, keys, r.opts.MaxSlaves, info.ID, info.Token, data, r.opts.Lease.Milliseconds()).Err()
+	if err != nil {
+		return fmt.Errorf("register slave %d: %w", info.ID, r.translate(err))
+	}
+	return nil
+}
+
+// validate checks the fields of info that the table relies on.
+func (r *Registry) validate(info cluster.NodeInfo) error {
+	switch {
+	case info.ID < 0 || info.ID >= r.opts.MaxSlaves:
+		return fmt.Errorf("%w: id %d outside [0, %d)", ErrInvalidNode, info.ID, r.opts.MaxSlaves)
+	case info.Token == "":
+		return fmt.Errorf("%w: slave %d: token is empty", ErrInvalidNode, info.ID)
+	case info.Weight < 0 || math.IsNaN(info.Weight) || math.IsInf(info.Weight, 0):
+		return fmt.Errorf("%w: slave %d: weight %v must be a positive finite number (0 means 1)", ErrInvalidNode, info.ID, info.Weight)
+	}
+	return nil
+}
+
+// Heartbeat renews slave id's lease. It fails with ErrLeaseLost if the
+// lease lapsed or another token holds the ID.
+func (r *Registry) Heartbeat(ctx context.Context, id int, token string) error {
+	keys := []string{r.keys.Leases(), r.keys.Info(), r.config}
+	err := heartbeatScript.Run(ctx, r.rdb, keys, r.opts.MaxSlaves, id, token, r.opts.Lease.Milliseconds()).Err()
+	if err != nil {
+		return fmt.Errorf("heartbeat slave %d: %w", id, r.translate(err))
+	}
+	return nil
+}
+
+// Deregister removes slave id from the live table (a graceful leave) and
+// bumps the epoch. Removing an absent slave is not an error; removing one
+// that another token holds fails with ErrLeaseLost.
+func (r *Registry) Deregister(ctx context.Context, id int, token string) error {
+	keys := []string{r.keys.Leases(), r.keys.Info(), r.keys.Epoch()}
+	if err := deregisterScript.Run(ctx, r.rdb, keys, id, token).Err(); err != nil {
+		return fmt.Errorf("deregister slave %d: %w", id, r.translate(err))
+	}
+	return nil
+}
+
+// translate turns the scripts' error replies into the package's sentinels;
+// other errors pass through.
+func (r *Registry) translate(err error) error {
+	var rerr redis.Error
+	if !errors.As(err, &rerr) {
+		return err
+	}
+	code, detail, _ := strings.Cut(rerr.Error(), " ")
+	switch code {
+	case "IDTAKEN":
+		return fmt.Errorf("%w: %s", ErrIDTaken, describeHolder(detail))
+	case "LEASELOST":
+		return fmt.Errorf("%w: %s", ErrLeaseLost, detail)
+	case "MAXSLAVES":
+		return fmt.Errorf("%w: the cluster records %s, this process uses %d (key %s field %s)",
+			ErrMaxSlavesMismatch, detail, r.opts.MaxSlaves, r.config, ConfigMaxSlaves)
+	}
+	return err
+}
+
+// describeHolder says who holds an ID, from its NodeInfo JSON.
+func describeHolder(data string) string {
+	var info cluster.NodeInfo
+	if err := json.Unmarshal([]byte(data), &info); err != nil {
+		return "held by " + strconv.Quote(data)
+	}
+	return fmt.Sprintf("held by host %s pid %d since %s", info.Host, info.PID, info.StartedAt.Format(time.RFC3339))
+}
