@@ -1,0 +1,36 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/crawler-dev/crawler/internal/bench"
+)
+
+func init() { benchCommands = append(benchCommands, newBenchAssignCmd) }
+
+func newBenchAssignCmd() *cobra.Command {
+	var opts bench.AssignOptions
+	cmd := &cobra.Command{
+		Use:   "assign",
+		Short: "Compare URL-to-slave routing schemes: speed, balance, keys moved on a leave or join",
+		Long: `assign routes URL fingerprints over n slaves of a virtual table of a slots with
+our two-level hash (rendezvous second level), the paper's (live[h%n]), jump
+consistent hash and hash rings, then again after one slave leaves and after
+one joins, and prints routes/s, balance (max/mean) and the share of keys moved
+next to the ideal (1/n on a leave, 1/(n+1) on a join).`,
+		Args:         cobra.NoArgs,
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			report, err := bench.Assign(opts)
+			if err != nil {
+				return err
+			}
+			return bench.WriteAssign(cmd.OutOrStdout(), report)
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&opts.Slots, "slots", 64, "size a of the virtual node table (max slaves)")
+	f.IntVar(&opts.Slaves, "slaves", 10, "live slaves n, IDs 0..n-1")
+	f.IntVar(&opts.Keys, "keys", 1_000_000, "URL fingerprints to route")
+	return cmd
+}
