@@ -55,6 +55,13 @@ func (j JobKeys) Spec() string { return j.tag + ":spec" }
 // State is a hash with the job's lifecycle: state, round, timestamps, owner.
 func (j JobKeys) State() string { return j.tag + ":state" }
 
+// Owner holds the ID of the master that owns the job, with a lease (PX).
+func (j JobKeys) Owner() string { return j.tag + ":owner" }
+
+// Fence is the job's fencing counter, bumped each time a master takes the
+// job over; a master acts only while the fence still holds its token.
+func (j JobKeys) Fence() string { return j.tag + ":fence" }
+
 // Stats is a hash of the job's counters (see the Stat* field names).
 func (j JobKeys) Stats() string { return j.tag + ":stats" }
 

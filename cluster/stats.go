@@ -22,14 +22,17 @@ const (
 // Counter names in a job's Stats hash. Every detail link found on an allowed
 // host is counted once as discovered and ends as exactly one of stored,
 // failed or duplicates; so once a job is finished,
-// discovered = stored + failed + duplicates.
+// discovered = stored + failed + duplicates. Discovered itself is derived:
+// every detail link admitted is either routed or a duplicate, so
+// discovered = routed + duplicates.
 const (
 	StatListPages      = "list_pages"      // list pages fetched
 	StatListFailed     = "list_failed"     // list pages that could not be fetched
-	StatDiscovered     = "discovered"      // detail links found on allowed hosts
+	StatDiscovered     = "discovered"      // detail links found on allowed hosts (derived: routed + duplicates)
 	StatOffsite        = "offsite"         // detail links outside allowed_domains (not discovered)
+	StatInvalidLinks   = "invalid_links"   // detail links that are not valid http(s) URLs (not discovered)
 	StatDuplicates     = "duplicates"      // detail links filtered by the dupefilter
-	StatQueued         = "routed"          // detail tasks routed to a slave queue
+	StatRouted         = "routed"          // new detail links routed to a slave queue
 	StatStored         = "stored"          // detail pages stored as items
 	StatFailed         = "failed"          // detail pages recorded as failed
 	StatNearDuplicates = "near_duplicates" // stored items marked as near-duplicates

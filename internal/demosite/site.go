@@ -1,0 +1,206 @@
+package demosite
+
+import (
+	"fmt"
+	"html"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/text/encoding/simplifiedchinese"
+)
+
+// Options shapes the site. Zero values take the defaults.
+type Options struct {
+	// Details is the number of unique detail pages (default 300).
+	Details int
+	// PerPage is how many detail links a list page shows (default 25).
+	PerPage int
+	// Overlap is how many links a list page repeats from the previous one
+	// (default 5), so details are linked more than once.
+	Overlap int
+	// GoneEvery makes every n-th detail page answer 404 (default 101; <0 none).
+	GoneEvery int
+	// FlakyEvery makes every n-th detail page answer 503 once (default 37;
+	// <0 none).
+	FlakyEvery int
+}
+
+func (o *Options) applyDefaults() {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&o.Details, 300)
+	def(&o.PerPage, 25)
+	def(&o.Overlap, 5)
+	def(&o.GoneEvery, 101)
+	def(&o.FlakyEvery, 37)
+}
+
+// Site is the demo site; it is an http.Handler.
+type Site struct {
+	opts  Options
+	mu    sync.Mutex
+	flaky map[int]bool // flaky pages that already failed once
+	hits  map[string]int
+}
+
+// New returns a site.
+func New(opts Options) *Site {
+	opts.applyDefaults()
+	return &Site{opts: opts, flaky: map[int]bool{}, hits: map[string]int{}}
+}
+
+// ListPages is the number of list pages.
+func (s *Site) ListPages() int {
+	step := s.opts.PerPage - s.opts.Overlap
+	return (s.opts.Details - s.opts.Overlap + step - 1) / step
+}
+
+// ServeHTTP serves /list/N and /detail/ID.
+func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.hits[r.URL.Path]++
+	s.mu.Unlock()
+	switch {
+	case r.URL.Path == "/" || r.URL.Path == "/list":
+		http.Redirect(w, r, "/list/1", http.StatusFound)
+	case strings.HasPrefix(r.URL.Path, "/list/"):
+		s.serveList(w, r)
+	case strings.HasPrefix(r.URL.Path, "/detail/"):
+		s.serveDetail(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// Hits returns how often path was requested.
+func (s *Site) Hits(path string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hits[path]
+}
+
+func pathID(path, prefix string) (int, bool) {
+	n, err := strconv.Atoi(strings.TrimPrefix(path, prefix))
+	return n, err == nil && n > 0
+}
+
+// detailsOn returns the detail IDs list page n links to.
+func (s *Site) detailsOn(n int) []int {
+	step := s.opts.PerPage - s.opts.Overlap
+	first := (n-1)*step + 1
+	var ids []int
+	for id := first; id < first+s.opts.PerPage && id <= s.opts.Details; id++ {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+func (s *Site) serveList(w http.ResponseWriter, r *http.Request) {
+	n, ok := pathID(r.URL.Path, "/list/")
+	if !ok || n > s.ListPages() {
+		http.NotFound(w, r)
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "<!doctype html><html><head><title>News, page %d</title></head><body>\n<ul class=\"items\">\n", n)
+	for i, id := range s.detailsOn(n) {
+		fmt.Fprintf(&b, "<li class=\"item\"><a href=\"%s\">Item %d</a></li>\n", html.EscapeString(variant(r, id, i+n)), id)
+	}
+	b.WriteString("</ul>\n<p class=\"ads\"><a class=\"item\" href=\"https://ads.example.net/click?id=1\">ad</a></p>\n")
+	if n < s.ListPages() {
+		fmt.Fprintf(&b, "<a class=\"next\" href=\"/list/%d\">next</a>\n", n+1)
+	}
+	if n > 1 {
+		fmt.Fprintf(&b, "<a class=\"prev\" href=\"/list/%d\">prev</a> <a class=\"next\" href=\"/list/%d#top\">also next</a>\n", n-1, n+1)
+	}
+	b.WriteString("</body></html>\n")
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = w.Write([]byte(b.String()))
+}
+
+// CanonicalPath is the canonical path and query of detail id.
+func CanonicalPath(id int) string {
+	return fmt.Sprintf("/detail/%d?cat=%s&lang=en", id, category(id))
+}
+
+func category(id int) string { return []string{"world", "tech", "sport", "arts"}[id%4] }
+
+// variant spells detail id's URL in one of several equivalent ways.
+func variant(r *http.Request, id, k int) string {
+	switch k % 5 {
+	case 1:
+		return fmt.Sprintf("/detail/%d?lang=en&cat=%s", id, category(id)) // query order
+	case 2:
+		return CanonicalPath(id) + "#comments" // fragment
+	case 3:
+		return "http://" + strings.ToUpper(r.Host) + CanonicalPath(id) // absolute, host case
+	case 4:
+		return "../detail/" + strings.TrimPrefix(CanonicalPath(id), "/detail/") // relative
+	default:
+		return CanonicalPath(id)
+	}
+}
+
+// Outcome is what a correct crawl records for a detail page.
+type Outcome int
+
+// Outcomes of a detail page.
+const (
+	Stored Outcome = iota
+	Gone           // answers 404: recorded as failed
+)
+
+// Expected returns every detail page's canonical path+query and outcome.
+func (s *Site) Expected() map[string]Outcome {
+	out := make(map[string]Outcome, s.opts.Details)
+	for id := 1; id <= s.opts.Details; id++ {
+		if s.gone(id) {
+			out[CanonicalPath(id)] = Gone
+		} else {
+			out[CanonicalPath(id)] = Stored
+		}
+	}
+	return out
+}
+
+func (s *Site) gone(id int) bool { return s.opts.GoneEvery > 0 && id%s.opts.GoneEvery == 0 }
+
+func (s *Site) serveDetail(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(r.URL.Path, "/detail/")
+	if !ok || id > s.opts.Details || s.gone(id) {
+		http.NotFound(w, r)
+		return
+	}
+	if s.failOnce(id) {
+		http.Error(w, "try again", http.StatusServiceUnavailable)
+		return
+	}
+	a := ArticleFor(id)
+	page := a.HTML()
+	if id%50 == 7 { // one page in fifty is served in GBK
+		enc, _ := simplifiedchinese.GBK.NewEncoder().String(strings.Replace(page, "utf-8", "gbk", 1))
+		w.Header().Set("Content-Type", "text/html; charset=gbk")
+		_, _ = w.Write([]byte(enc))
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = w.Write([]byte(page))
+}
+
+func (s *Site) failOnce(id int) bool {
+	if s.opts.FlakyEvery <= 0 || id%s.opts.FlakyEvery != 0 {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.flaky[id] {
+		return false
+	}
+	s.flaky[id] = true
+	return true
+}

@@ -1,0 +1,182 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// DefaultDatabase is used when the URI names no database.
+const DefaultDatabase = "crawler"
+
+// Mongo stores items and failures in MongoDB.
+type Mongo struct {
+	client *mongo.Client
+	items  *mongo.Collection
+	failed *mongo.Collection
+}
+
+// OpenMongo connects to uri; the database is the URI's path (default
+// "crawler"). It pings the server so a wrong address fails here, and makes
+// sure the job index exists.
+func OpenMongo(ctx context.Context, uri string) (*Mongo, error) {
+	dbName, err := databaseName(uri)
+	if err != nil {
+		return nil, err
+	}
+	client, err := mongo.Connect(options.Client().ApplyURI(uri).SetTimeout(30 * time.Second))
+	if err != nil {
+		return nil, fmt.Errorf("mongo connect %s: %w", Redact(uri), err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := client.Ping(pingCtx, nil); err != nil {
+		_ = client.Disconnect(ctx)
+		return nil, fmt.Errorf("mongo ping %s: %w", Redact(uri), err)
+	}
+	db := client.Database(dbName)
+	m := &Mongo{client: client, items: db.Collection("items"), failed: db.Collection("failed")}
+	if err := m.ensureIndexes(ctx); err != nil {
+		_ = client.Disconnect(ctx)
+		return nil, err
+	}
+	return m, nil
+}
+
+func (m *Mongo) ensureIndexes(ctx context.Context) error {
+	for _, c := range []*mongo.Collection{m.items, m.failed} {
+		_, err := c.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: bson.D{{Key: "job", Value: 1}}})
+		if err != nil {
+			return fmt.Errorf("mongo index %s.job: %w", c.Name(), err)
+		}
+	}
+	return nil
+}
+
+// databaseName reads the database from a mongodb:// URI's path.
+func databaseName(uri string) (string, error) {
+	u, err := url.Parse(uri)
+	if err != nil || (u.Scheme != "mongodb" && u.Scheme != "mongodb+srv") {
+		return "", fmt.Errorf("--mongo: %q is not a mongodb:// URI", Redact(uri))
+	}
+	if name := strings.Trim(u.Path, "/"); name != "" {
+		return name, nil
+	}
+	return DefaultDatabase, nil
+}
+
+// Redact hides the password of a URI, for logs and errors.
+func Redact(uri string) string {
+	u, err := url.Parse(uri)
+	if err != nil || u.User == nil {
+		return uri
+	}
+	return u.Redacted()
+}
+
+// SaveItem stores it. The first write is an insert; if the item exists (a
+// redelivered task, or a re-crawl after the dedup window) it is replaced.
+func (m *Mongo) SaveItem(ctx context.Context, it Item) error {
+	return upsert(ctx, m.items, it.ID, it)
+}
+
+// SaveFailure records f, replacing an earlier record of the same page.
+func (m *Mongo) SaveFailure(ctx context.Context, f Failure) error {
+	return upsert(ctx, m.failed, f.ID, f)
+}
+
+// upsert inserts doc, and replaces it when _id exists. Inserting first keeps
+// the common case a plain insert (FerretDB updates are slow).
+func upsert(ctx context.Context, c *mongo.Collection, id string, doc any) error {
+	_, err := c.InsertOne(ctx, doc)
+	if err == nil {
+		return nil
+	}
+	if !mongo.IsDuplicateKeyError(err) {
+		return fmt.Errorf("insert %s %s: %w", c.Name(), id, err)
+	}
+	if _, err := c.ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}}, doc); err != nil {
+		return fmt.Errorf("replace %s %s: %w", c.Name(), id, err)
+	}
+	return nil
+}
+
+// DeleteFailure removes a failure record, when its page is retried.
+func (m *Mongo) DeleteFailure(ctx context.Context, id string) error {
+	if _, err := m.failed.DeleteOne(ctx, bson.D{{Key: "_id", Value: id}}); err != nil {
+		return fmt.Errorf("delete failed %s: %w", id, err)
+	}
+	return nil
+}
+
+// Failures returns a job's failure records.
+func (m *Mongo) Failures(ctx context.Context, job string) ([]Failure, error) {
+	cur, err := m.failed.Find(ctx, bson.D{{Key: "job", Value: job}})
+	if err != nil {
+		return nil, fmt.Errorf("find failed of %s: %w", job, err)
+	}
+	var out []Failure
+	if err := cur.All(ctx, &out); err != nil {
+		return nil, fmt.Errorf("read failed of %s: %w", job, err)
+	}
+	return out, nil
+}
+
+// ExportItems writes a job's items to w as JSON Lines, in URL order, and
+// returns how many it wrote.
+func (m *Mongo) ExportItems(ctx context.Context, job string, w io.Writer) (int, error) {
+	cur, err := m.items.Find(ctx, bson.D{{Key: "job", Value: job}},
+		options.Find().SetSort(bson.D{{Key: "url", Value: 1}}))
+	if err != nil {
+		return 0, fmt.Errorf("find items of %s: %w", job, err)
+	}
+	defer cur.Close(ctx)
+	enc := json.NewEncoder(w)
+	n := 0
+	for cur.Next(ctx) {
+		var it Item
+		if err := cur.Decode(&it); err != nil {
+			return n, fmt.Errorf("decode item: %w", err)
+		}
+		it.Fields = plainFields(it.Fields)
+		if err := enc.Encode(it); err != nil {
+			return n, fmt.Errorf("write item: %w", err)
+		}
+		n++
+	}
+	if err := cur.Err(); err != nil {
+		return n, fmt.Errorf("read items of %s: %w", job, err)
+	}
+	return n, nil
+}
+
+// plainFields turns BSON arrays back into []string for JSON output.
+func plainFields(f map[string]any) map[string]any {
+	for k, v := range f {
+		if arr, ok := v.(bson.A); ok {
+			out := make([]string, 0, len(arr))
+			for _, e := range arr {
+				out = append(out, fmt.Sprint(e))
+			}
+			f[k] = out
+		}
+	}
+	return f
+}
+
+// Close disconnects from MongoDB.
+func (m *Mongo) Close(ctx context.Context) error {
+	if err := m.client.Disconnect(ctx); err != nil && !errors.Is(err, mongo.ErrClientDisconnected) {
+		return fmt.Errorf("mongo disconnect: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,69 @@
+package store
+
+import "time"
+
+// Item is one detail page's extracted fields.
+type Item struct {
+	// ID is the item's identity, "<job>:<fingerprint>" (see ItemID).
+	ID string `bson:"_id" json:"-"`
+	// URL is the detail page's canonical URL.
+	URL string `bson:"url" json:"url"`
+	// Job is the job's name.
+	Job string `bson:"job" json:"job"`
+	// Fields maps each configured field to a string or a list of strings.
+	Fields map[string]any `bson:"fields" json:"fields"`
+	// FetchedAt is when the page was fetched.
+	FetchedAt time.Time `bson:"fetched_at" json:"fetched_at"`
+	// Status is the HTTP status of the page.
+	Status int `bson:"status" json:"status"`
+	// Fingerprint is the hex request fingerprint.
+	Fingerprint string `bson:"fingerprint" json:"fingerprint"`
+	// Round is the crawl round that fetched it.
+	Round int64 `bson:"round" json:"round"`
+	// Simhash is the 64-bit simhash of the extracted text (as int64: BSON
+	// has no unsigned integers).
+	Simhash int64 `bson:"simhash" json:"simhash"`
+	// NearDuplicateOf names an earlier page of the job whose text is within
+	// Hamming distance 3, when there is one.
+	NearDuplicateOf string `bson:"near_duplicate_of,omitempty" json:"near_duplicate_of,omitempty"`
+	// Referer is the list page the link was found on.
+	Referer string `bson:"referer,omitempty" json:"referer,omitempty"`
+	// Slave is the ID of the slave that fetched it.
+	Slave int `bson:"slave" json:"slave"`
+}
+
+// Failure is a page that could not be fetched, with the reason.
+type Failure struct {
+	// ID is "<job>:<fingerprint>", so a page fails at most once per job.
+	ID string `bson:"_id" json:"-"`
+	// URL is the page's URL.
+	URL string `bson:"url" json:"url"`
+	// Job is the job's name.
+	Job string `bson:"job" json:"job"`
+	// Kind is "detail" or "list".
+	Kind string `bson:"kind" json:"kind"`
+	// Reason says why it failed.
+	Reason string `bson:"reason" json:"reason"`
+	// Status is the last HTTP status, or 0 when no response arrived.
+	Status int `bson:"status" json:"status"`
+	// Attempts is how many requests were made.
+	Attempts int `bson:"attempts" json:"attempts"`
+	// Transient is true when the last error was worth retrying (the retries
+	// ran out); client retry-failed re-enqueues these.
+	Transient bool `bson:"transient" json:"transient"`
+	// FailedAt is when it was recorded.
+	FailedAt time.Time `bson:"failed_at" json:"failed_at"`
+	// Round is the crawl round.
+	Round int64 `bson:"round" json:"round"`
+	// Referer is the page that linked to it.
+	Referer string `bson:"referer,omitempty" json:"referer,omitempty"`
+}
+
+// Failure kinds.
+const (
+	KindDetail = "detail"
+	KindList   = "list"
+)
+
+// ItemID is the identity of a job's page: "<job>:<fingerprint>".
+func ItemID(job, fingerprint string) string { return job + ":" + fingerprint }
