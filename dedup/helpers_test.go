@@ -66,3 +66,9 @@ func countTrue(b []bool) int {
 	}
 	return n
 }
+
+// testenvRedis is testenv.Redis with the job tag as the namespace stem.
+func testenvRedis(tb testing.TB) (*redis.Client, string) {
+	rdb, ks := testenv.Redis(tb)
+	return rdb, ks.Job("j").Tag()
+}
