@@ -54,7 +54,9 @@ func TestBloomShape(t *testing.T) {
 	})
 }
 
-func be32(b []byte) uint32 { return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]) }
+func be32(b []byte) uint32 {
+	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+}
 
 // TestFilter_Expiry lets real time pass (the server's clock): window 2s,
 // granules of 1s.
