@@ -133,12 +133,15 @@ func testRouteFirstLevel(t *testing.T) {
 }
 
 // testRouteEqualIsHRW checks that with equal weights the second level is
-// plain highest-random-weight hashing: the node with the largest draw wins.
+// plain highest-random-weight hashing (the node with the largest draw wins),
+// and that the logarithm path agrees with the equal-weight shortcut.
 func testRouteEqualIsHRW(t *testing.T) {
 	a := mustAssigner(t, Options{Slots: 64})
 	table := equalTable(1, 2, 5, 11, 30, 31, 50)
-	table.Nodes[0].Weight = 1.0000001 // forces the logarithm path; clamped to 1
 	s := mustSnapshot(t, a, table)
+	if !s.equal {
+		t.Fatal("equal weights did not take the equal-weight path")
+	}
 	for _, k := range keys(50_000) {
 		h1, h2 := keyHash(k)
 		want := int(h1 % 64)
@@ -147,6 +150,10 @@ func testRouteEqualIsHRW(t *testing.T) {
 		}
 		if id, _ := s.Route(k); id != want {
 			t.Fatalf("Route = %d, want %d (paper first level, then plain rendezvous)", id, want)
+		}
+		base := raceBase(h1, h2)
+		if e, w := s.raceEqual(base), s.raceWeighted(base); e != w {
+			t.Fatalf("equal-weight race picks node index %d, weighted race %d", e, w)
 		}
 	}
 }

@@ -124,6 +124,11 @@ func (s *Snapshot) race(h1, h2 uint64) int {
 	if s.equal {
 		return s.raceEqual(base)
 	}
+	return s.raceWeighted(base)
+}
+
+// raceWeighted is race for unequal weights.
+func (s *Snapshot) raceWeighted(base uint64) int {
 	best, bestScore := 0, math.Inf(1)
 	for i := range s.nodes {
 		n := &s.nodes[i]
