@@ -127,4 +127,3 @@ func TestNearIndex_FindOrAdd(t *testing.T) {
 		}
 	})
 }
-
