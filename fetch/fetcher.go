@@ -127,11 +127,13 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Page, error) {
 	retries := backoff.WithContext(backoff.WithMaxRetries(policy, uint64(max(req.MaxRetries, 0))), ctx)
 
 	var page *Page
+	var last error
 	tries := 0
 	err := backoff.Retry(func() error {
 		tries++
 		p, err := f.once(ctx, req)
 		if err != nil {
+			last = err
 			if !IsTransient(err) {
 				return backoff.Permanent(err)
 			}
@@ -141,6 +143,11 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Page, error) {
 		return nil
 	}, retries)
 	if err != nil {
+		var fe *Error
+		if !errors.As(err, &fe) {
+			// ctx ended while waiting to retry: backoff returns ctx.Err().
+			return nil, &Error{URL: req.URL, Err: fmt.Errorf("%w (last try: %v)", err, last)}
+		}
 		return nil, err
 	}
 	page.Tries = tries
