@@ -108,5 +108,9 @@ func (n NodeKeys) Leases() string { return n.tag + ":leases" }
 // Info is a hash of slave ID to its NodeInfo as JSON.
 func (n NodeKeys) Info() string { return n.tag + ":info" }
 
+// Config is a hash of cluster-wide constants every process must agree on,
+// such as max_slaves.
+func (n NodeKeys) Config() string { return n.tag + ":config" }
+
 // Epoch is the live table's version, bumped on every join and leave.
 func (n NodeKeys) Epoch() string { return n.tag + ":epoch" }

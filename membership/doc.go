@@ -9,7 +9,7 @@
 //   - Leases, a sorted set of slave ID -> lease deadline (unix ms);
 //   - Info, a hash of slave ID -> cluster.NodeInfo as JSON;
 //   - Epoch, the table's version, bumped on every join and leave;
-//   - Config (Tag()+":config"), a hash recording the cluster's max_slaves,
+//   - Config (NodeKeys.Config), a hash recording the cluster's max_slaves,
 //     so that processes that disagree on the size of the virtual node table
 //     refuse to work instead of routing the same URL differently.
 //

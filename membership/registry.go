@@ -20,7 +20,7 @@ import (
 const DefaultLease = 5 * time.Second
 
 // ConfigMaxSlaves is the field of the node table's config hash
-// (Tag()+":config") that records the cluster's max slaves.
+// (NodeKeys.Config) that records the cluster's max slaves.
 const ConfigMaxSlaves = "max_slaves"
 
 var (
@@ -88,7 +88,7 @@ func New(rdb redis.UniversalClient, keys cluster.Keys, opts Options) (*Registry,
 	return &Registry{
 		rdb:    rdb,
 		keys:   nodes,
-		config: nodes.Tag() + ":config",
+		config: nodes.Config(),
 		opts:   opts,
 		log:    log.Named("membership"),
 	}, nil

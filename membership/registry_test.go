@@ -165,7 +165,7 @@ func TestRegistry_MaxSlavesMismatch(t *testing.T) {
 	if err := other.Register(ctx(t), node(1, "b")); !errors.Is(err, ErrMaxSlavesMismatch) {
 		t.Fatalf("Register with another max slaves = %v; want ErrMaxSlavesMismatch", err)
 	}
-	if got := rdb.HGet(ctx(t), keys.Nodes().Tag()+":config", ConfigMaxSlaves).Val(); got != "64" {
+	if got := rdb.HGet(ctx(t), keys.Nodes().Config(), ConfigMaxSlaves).Val(); got != "64" {
 		t.Fatalf("recorded max slaves = %q, want 64", got)
 	}
 }
