@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/PuerkitoBio/goquery"
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 
 	"github.com/crawler-dev/crawler/cluster"
 )
@@ -99,7 +101,7 @@ func (d *Document) value(s *goquery.Selection, attr string) string {
 		return ""
 	}
 	if attr == "" {
-		return CollapseSpace(s.Text())
+		return textOf(s, false)
 	}
 	v := strings.TrimSpace(s.AttrOr(attr, ""))
 	if v != "" && (attr == "href" || attr == "src") {
@@ -112,9 +114,55 @@ func (d *Document) value(s *goquery.Selection, attr string) string {
 
 // Text returns the visible text of the whole body, whitespace collapsed.
 func (d *Document) Text() string {
-	body := d.doc.Find("body").Clone()
-	body.Find("script, style, noscript").Remove()
-	return CollapseSpace(body.Text())
+	return textOf(d.doc.Find("body"), true)
+}
+
+// blockElements end a run of words: the text on either side of them is
+// separated by a space, as a browser shows it ("<p>a</p><p>b</p>" is
+// "a b", not "ab"). Inline elements join ("a<b>b</b>" is "ab").
+var blockElements = map[atom.Atom]bool{
+	atom.Address: true, atom.Article: true, atom.Aside: true, atom.Blockquote: true, atom.Br: true,
+	atom.Caption: true, atom.Dd: true, atom.Details: true, atom.Dialog: true, atom.Div: true,
+	atom.Dl: true, atom.Dt: true, atom.Fieldset: true, atom.Figcaption: true, atom.Figure: true,
+	atom.Footer: true, atom.Form: true, atom.H1: true, atom.H2: true, atom.H3: true, atom.H4: true,
+	atom.H5: true, atom.H6: true, atom.Header: true, atom.Hr: true, atom.Li: true, atom.Main: true,
+	atom.Nav: true, atom.Ol: true, atom.Option: true, atom.P: true, atom.Pre: true, atom.Section: true,
+	atom.Summary: true, atom.Table: true, atom.Td: true, atom.Th: true, atom.Tr: true, atom.Ul: true,
+}
+
+// textOf returns the text of s's nodes with block boundaries as spaces and
+// whitespace collapsed; hidden drops script, style, noscript and template
+// content below them.
+func textOf(s *goquery.Selection, hidden bool) string {
+	var b strings.Builder
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		switch n.Type {
+		case html.TextNode:
+			b.WriteString(n.Data)
+			return
+		case html.ElementNode:
+			if hidden {
+				switch n.DataAtom {
+				case atom.Script, atom.Style, atom.Noscript, atom.Template:
+					return
+				}
+			}
+			if blockElements[n.DataAtom] {
+				b.WriteByte(' ')
+				defer b.WriteByte(' ')
+			}
+		case html.CommentNode, html.DoctypeNode:
+			return
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	for _, n := range s.Nodes {
+		walk(n)
+	}
+	return CollapseSpace(b.String())
 }
 
 // CollapseSpace trims s and folds every run of white space to one space.
