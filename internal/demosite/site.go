@@ -18,7 +18,8 @@ type Options struct {
 	// PerPage is how many detail links a list page shows (default 25).
 	PerPage int
 	// Overlap is how many links a list page repeats from the previous one
-	// (default 5), so details are linked more than once.
+	// (default 5; <0 none), so details are linked more than once. It is
+	// kept below PerPage, so every list page brings new links.
 	Overlap int
 	// GoneEvery makes every n-th detail page answer 404 (default 101; <0 none).
 	GoneEvery int
@@ -36,6 +37,7 @@ func (o *Options) applyDefaults() {
 	def(&o.Details, 300)
 	def(&o.PerPage, 25)
 	def(&o.Overlap, 5)
+	o.Overlap = min(max(o.Overlap, 0), o.PerPage-1)
 	def(&o.GoneEvery, 101)
 	def(&o.FlakyEvery, 37)
 }
@@ -57,7 +59,7 @@ func New(opts Options) *Site {
 // ListPages is the number of list pages.
 func (s *Site) ListPages() int {
 	step := s.opts.PerPage - s.opts.Overlap
-	return (s.opts.Details - s.opts.Overlap + step - 1) / step
+	return max(1, (s.opts.Details-s.opts.Overlap+step-1)/step)
 }
 
 // ServeHTTP serves /list/N and /detail/ID.
