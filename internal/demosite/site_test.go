@@ -1,0 +1,295 @@
+package demosite
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+	"golang.org/x/text/encoding/simplifiedchinese"
+
+	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/dedup"
+)
+
+func serve(t *testing.T, opts Options) (*Site, *httptest.Server) {
+	t.Helper()
+	s := New(opts)
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	return s, srv
+}
+
+func get(t *testing.T, u string) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatalf("GET %s: %v", u, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("read %s: %v", u, err)
+	}
+	return resp, body
+}
+
+// crawl walks the list pages breadth-first from /list/1 as the master does
+// (every a.next, canonicalized) and returns the list pages fetched and the
+// canonical path+query of every detail link on the site's own host.
+func crawl(t *testing.T, srv *httptest.Server) (lists []string, details map[string]int, offsite int) {
+	t.Helper()
+	start, _ := dedup.Canonicalize(srv.URL + "/list/1")
+	seen := map[string]bool{start: true}
+	frontier := []string{start}
+	details = map[string]int{}
+	host := strings.TrimPrefix(srv.URL, "http://")
+	for len(frontier) > 0 {
+		page := frontier[0]
+		frontier = frontier[1:]
+		resp, body := get(t, page)
+		if resp.StatusCode != 200 {
+			t.Errorf("list page %s answers %d, want 200 (linked from an earlier page)", page, resp.StatusCode)
+			continue
+		}
+		lists = append(lists, page)
+		base, _ := url.Parse(page)
+		doc, err := goquery.NewDocumentFromReader(strings.NewReader(string(body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc.Find(".item a").Each(func(_ int, s *goquery.Selection) {
+			c, err := dedup.CanonicalizeRef(base, s.AttrOr("href", ""))
+			if err != nil {
+				t.Errorf("detail link %q on %s: %v", s.AttrOr("href", ""), page, err)
+				return
+			}
+			u, _ := url.Parse(c)
+			if u.Host != host {
+				offsite++
+				return
+			}
+			details[u.RequestURI()]++
+		})
+		doc.Find("a.next").Each(func(_ int, s *goquery.Selection) {
+			c, err := dedup.CanonicalizeRef(base, s.AttrOr("href", ""))
+			if err != nil {
+				t.Errorf("next link %q on %s: %v", s.AttrOr("href", ""), page, err)
+				return
+			}
+			if !seen[c] {
+				seen[c] = true
+				frontier = append(frontier, c)
+			}
+		})
+	}
+	return lists, details, offsite
+}
+
+func TestSite_ListPages(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		opts      Options
+		wantPages int
+	}{
+		{"defaults", Options{}, 15},
+		{"small pages", Options{Details: 47, PerPage: 10, Overlap: 3}, 7},
+		{"one full page", Options{Details: 25}, 1},
+		{"fewer details than the overlap", Options{Details: 3}, 1},
+		{"one detail", Options{Details: 1, PerPage: 1}, 1},
+		{"no overlap", Options{Details: 40, PerPage: 10, Overlap: -1}, 4},
+		{"overlap not below a page", Options{Details: 30, PerPage: 10, Overlap: 10}, 21},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, srv := serve(t, tc.opts)
+			if got := s.ListPages(); got != tc.wantPages {
+				t.Errorf("ListPages = %d, want %d", got, tc.wantPages)
+			}
+			lists, details, offsite := crawl(t, srv)
+			if len(lists) != s.ListPages() {
+				t.Errorf("crawl fetched %d list pages, ListPages says %d", len(lists), s.ListPages())
+			}
+			if offsite != len(lists) {
+				t.Errorf("%d offsite links on %d pages, want one ad per page", offsite, len(lists))
+			}
+			got := make([]string, 0, len(details))
+			for p := range details {
+				got = append(got, p)
+			}
+			want := make([]string, 0)
+			for p := range s.Expected() {
+				want = append(want, p)
+			}
+			sort.Strings(got)
+			sort.Strings(want)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("canonical detail links found (%d) differ from Expected (%d):\n got %q\nwant %q", len(got), len(want), got, want)
+			}
+		})
+	}
+	t.Run("details linked more than once", func(t *testing.T) {
+		_, srv := serve(t, Options{})
+		_, details, _ := crawl(t, srv)
+		twice := 0
+		for _, n := range details {
+			if n > 1 {
+				twice++
+			}
+		}
+		if twice != 14*5 { // 5 overlapping links between each of 15 consecutive pages
+			t.Errorf("%d details linked twice, want 70", twice)
+		}
+	})
+}
+
+func TestSite_variants(t *testing.T) {
+	r := httptest.NewRequest(http.MethodGet, "http://demo.test:8080/list/3", nil)
+	base, _ := url.Parse("http://demo.test:8080/list/3")
+	for _, id := range []int{1, 2, 3, 4, 37, 300} {
+		want, err := dedup.Canonicalize("http://demo.test:8080" + CanonicalPath(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		spellings := map[string]bool{}
+		for k := 0; k < 5; k++ {
+			v := variant(r, id, k)
+			spellings[v] = true
+			got, err := dedup.CanonicalizeRef(base, v)
+			if err != nil || got != want {
+				t.Errorf("id %d variant %d %q canonicalizes to %q, %v; want %q", id, k, v, got, err, want)
+			}
+		}
+		if len(spellings) != 5 {
+			t.Errorf("id %d has %d distinct spellings, want 5", id, len(spellings))
+		}
+	}
+}
+
+func TestSite_ServeHTTP(t *testing.T) {
+	s, srv := serve(t, Options{})
+	t.Run("root redirects to the first list page", func(t *testing.T) {
+		resp, _ := get(t, srv.URL+"/")
+		if resp.StatusCode != 200 || resp.Request.URL.Path != "/list/1" {
+			t.Errorf("GET / ended at %s with %d, want /list/1 with 200", resp.Request.URL.Path, resp.StatusCode)
+		}
+	})
+	t.Run("detail page", func(t *testing.T) {
+		resp, body := get(t, srv.URL+CanonicalPath(12))
+		a := ArticleFor(12)
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
+			t.Fatalf("detail 12: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		for _, want := range []string{"<h1>" + a.Title + "</h1>", `<span class="tag">` + a.Tags[0] + "</span>", `src="/img/12.jpg"`} {
+			if !strings.Contains(string(body), want) {
+				t.Errorf("detail 12 lacks %q", want)
+			}
+		}
+	})
+	t.Run("gone page answers 404", func(t *testing.T) {
+		if got := s.Expected()[CanonicalPath(101)]; got != Gone {
+			t.Errorf("Expected[101] = %v, want Gone", got)
+		}
+		if got := s.Expected()[CanonicalPath(100)]; got != Stored {
+			t.Errorf("Expected[100] = %v, want Stored", got)
+		}
+		for i := 0; i < 2; i++ {
+			if resp, _ := get(t, srv.URL+CanonicalPath(101)); resp.StatusCode != 404 {
+				t.Errorf("detail 101 try %d answers %d, want 404", i+1, resp.StatusCode)
+			}
+		}
+	})
+	t.Run("flaky page answers 503 once", func(t *testing.T) {
+		var codes []int
+		for i := 0; i < 3; i++ {
+			resp, _ := get(t, srv.URL+CanonicalPath(37))
+			codes = append(codes, resp.StatusCode)
+		}
+		if want := []int{503, 200, 200}; !reflect.DeepEqual(codes, want) {
+			t.Errorf("detail 37 answers %v, want %v", codes, want)
+		}
+		if n := s.Hits("/detail/37"); n != 3 {
+			t.Errorf("Hits(/detail/37) = %d, want 3", n)
+		}
+		if resp, _ := get(t, srv.URL+CanonicalPath(38)); resp.StatusCode != 200 {
+			t.Errorf("detail 38 answers %d, want 200", resp.StatusCode)
+		}
+	})
+	t.Run("GBK page declares its charset", func(t *testing.T) {
+		for _, id := range []int{7, 57} {
+			resp, raw := get(t, srv.URL+CanonicalPath(id))
+			if ct := resp.Header.Get("Content-Type"); ct != "text/html; charset=gbk" {
+				t.Errorf("detail %d Content-Type = %q, want text/html; charset=gbk", id, ct)
+			}
+			body, err := simplifiedchinese.GBK.NewDecoder().Bytes(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := fmt.Sprintf("<h1>第%d条：", id)
+			if !strings.Contains(string(body), `<meta charset="gbk">`) || !strings.Contains(string(body), want) {
+				t.Errorf("detail %d decoded from GBK lacks <meta charset=\"gbk\"> or %q: %.200s", id, want, body)
+			}
+			if strings.Contains(string(raw), "第") {
+				t.Errorf("detail %d is UTF-8, want GBK bytes", id)
+			}
+		}
+	})
+	t.Run("unknown paths answer 404", func(t *testing.T) {
+		for _, p := range []string{"/list/16", "/list/0", "/list/x", "/detail/301", "/detail/0", "/nope"} {
+			if resp, _ := get(t, srv.URL+p); resp.StatusCode != 404 {
+				t.Errorf("GET %s = %d, want 404", p, resp.StatusCode)
+			}
+		}
+	})
+}
+
+func TestArticleFor(t *testing.T) {
+	t.Run("deterministic", func(t *testing.T) {
+		if a, b := ArticleFor(42), ArticleFor(42); !reflect.DeepEqual(a, b) {
+			t.Errorf("ArticleFor(42) differs between calls")
+		}
+		if ArticleFor(42).Body == ArticleFor(43).Body {
+			t.Errorf("articles 42 and 43 share a body")
+		}
+	})
+	t.Run("every 25th is a near-duplicate of the one before", func(t *testing.T) {
+		for _, id := range []int{25, 50, 75, 100} {
+			a, b := strings.Fields(ArticleFor(id).Body), strings.Fields(ArticleFor(id-1).Body)
+			if len(a) != len(b) {
+				t.Fatalf("article %d has %d words, %d has %d", id, len(a), id-1, len(b))
+			}
+			diff := 0
+			for i := range a {
+				if a[i] != b[i] {
+					diff++
+				}
+			}
+			if diff > 1 {
+				t.Errorf("article %d differs from %d in %d words, want at most 1", id, id-1, diff)
+			}
+		}
+	})
+	t.Run("id%50 == 7 is Chinese", func(t *testing.T) {
+		a := ArticleFor(107)
+		if !strings.HasPrefix(a.Title, "第107条") || strings.ContainsAny(a.Body, "abcdefghijklmnopqrstuvwxyz") {
+			t.Errorf("article 107 = %q / %.40q, want Chinese", a.Title, a.Body)
+		}
+	})
+}
+
+func TestJobYAML(t *testing.T) {
+	spec, err := cluster.ParseJobSpec(strings.NewReader(JobYAML("demo", "http://127.0.0.1:8080")))
+	if err != nil {
+		t.Fatalf("ParseJobSpec(JobYAML): %v", err)
+	}
+	if spec.Name != "demo" || !reflect.DeepEqual(spec.Seeds, []string{"http://127.0.0.1:8080/list/1"}) ||
+		!spec.AllowPrivateNetworks || !reflect.DeepEqual(spec.AllowedDomains, []string{"127.0.0.1"}) ||
+		spec.MaxRetries != 2 || len(spec.Fields) != 4 || !spec.Fields["tags"].All {
+		t.Errorf("spec = %+v", spec)
+	}
+}
