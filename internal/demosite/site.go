@@ -113,12 +113,14 @@ func (s *Site) serveList(w http.ResponseWriter, r *http.Request) {
 	for i, id := range s.detailsOn(n) {
 		fmt.Fprintf(&b, "<li class=\"item\"><a href=\"%s\">Item %d</a></li>\n", html.EscapeString(variant(r, id, i+n)), id)
 	}
-	b.WriteString("</ul>\n<p class=\"ads\"><a class=\"item\" href=\"https://ads.example.net/click?id=1\">ad</a></p>\n")
-	if n < s.ListPages() {
-		fmt.Fprintf(&b, "<a class=\"next\" href=\"/list/%d\">next</a>\n", n+1)
-	}
+	// An offsite ad among the items: counted as offsite, never fetched.
+	fmt.Fprintf(&b, "<li class=\"item sponsored\"><a href=\"https://ads.example.net/click?page=%d\">ad</a></li>\n</ul>\n", n)
 	if n > 1 {
-		fmt.Fprintf(&b, "<a class=\"prev\" href=\"/list/%d\">prev</a> <a class=\"next\" href=\"/list/%d#top\">also next</a>\n", n-1, n+1)
+		fmt.Fprintf(&b, "<a class=\"prev\" href=\"/list/%d\">prev</a>\n", n-1)
+	}
+	if n < s.ListPages() {
+		// The next page twice, spelled two ways: the frontier must queue it once.
+		fmt.Fprintf(&b, "<a class=\"next\" href=\"/list/%d\">next</a> <a class=\"next\" href=\"/list/%d#top\">also next</a>\n", n+1, n+1)
 	}
 	b.WriteString("</body></html>\n")
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
