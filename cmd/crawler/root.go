@@ -87,6 +87,7 @@ func resolveFlags(fs *pflag.FlagSet, configFile string) error {
 	if err != nil {
 		return err
 	}
+
 	var errs []error
 	fs.VisitAll(func(f *pflag.Flag) {
 		if f.Changed || f.Name == "config" {

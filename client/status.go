@@ -1,0 +1,158 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/queue"
+)
+
+// Status is a job's state and counters, as `client status --json` prints it.
+type Status struct {
+	Job         string                 `json:"job"`
+	State       string                 `json:"state"`
+	Round       int64                  `json:"round"`
+	SubmittedAt string                 `json:"submitted_at,omitempty"`
+	StartedAt   string                 `json:"started_at,omitempty"`
+	FinishedAt  string                 `json:"finished_at,omitempty"`
+	NextRoundAt string                 `json:"next_round_at,omitempty"`
+	Counters    Counters               `json:"counters"`
+	Slaves      map[string]SlaveCounts `json:"slaves"`
+}
+
+// Counters are a job's totals. Once the job is finished,
+// Discovered = Stored + Failed + Duplicates.
+type Counters struct {
+	ListPages      int64 `json:"list_pages"`
+	ListFailed     int64 `json:"list_failed"`
+	Discovered     int64 `json:"discovered"`
+	Duplicates     int64 `json:"duplicates"`
+	Offsite        int64 `json:"offsite"`
+	InvalidLinks   int64 `json:"invalid_links"`
+	Routed         int64 `json:"routed"`
+	Stored         int64 `json:"stored"`
+	Failed         int64 `json:"failed"`
+	NearDuplicates int64 `json:"near_duplicates"`
+	Retries        int64 `json:"retries"`
+	Queued         int64 `json:"queued"`
+	InFlight       int64 `json:"in_flight"`
+}
+
+// SlaveCounts are one slave's share of a job.
+type SlaveCounts struct {
+	Routed   int64 `json:"routed"`
+	Stored   int64 `json:"stored"`
+	Failed   int64 `json:"failed"`
+	Queued   int64 `json:"queued"`
+	InFlight int64 `json:"in_flight"`
+}
+
+// GetStatus reads a job's status. maxSlaves is the size of the virtual node
+// table, to find every slave's queue.
+func GetStatus(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, job string, maxSlaves int) (*Status, error) {
+	jk := keys.Job(job)
+	state, err := rdb.HGetAll(ctx, jk.State()).Result()
+	if err != nil {
+		return nil, fmt.Errorf("read state of job %s: %w", job, err)
+	}
+	if len(state) == 0 {
+		return nil, fmt.Errorf("job %s: %w", job, ErrJobNotFound)
+	}
+	stats, err := rdb.HGetAll(ctx, jk.Stats()).Result()
+	if err != nil {
+		return nil, fmt.Errorf("read counters of job %s: %w", job, err)
+	}
+	depth, err := queue.New(rdb, jk).Depth(ctx, maxSlaves)
+	if err != nil {
+		return nil, fmt.Errorf("job %s: %w", job, err)
+	}
+	st := &Status{
+		Job: job, State: state[cluster.StateField], SubmittedAt: state[cluster.StateSubmittedAt],
+		StartedAt: state[cluster.StateStartedAt], FinishedAt: state[cluster.StateFinishedAt],
+		NextRoundAt: state[cluster.StateNextRoundAt], Slaves: map[string]SlaveCounts{},
+	}
+	st.Round, _ = strconv.ParseInt(state[cluster.StateRound], 10, 64)
+	st.Counters = counters(stats)
+	st.Counters.Queued, st.Counters.InFlight = depth.Total()
+	st.Slaves = slaveCounts(stats, depth)
+	return st, nil
+}
+
+func counters(stats map[string]string) Counters {
+	n := func(k string) int64 { v, _ := strconv.ParseInt(stats[k], 10, 64); return v }
+	c := Counters{
+		ListPages: n(cluster.StatListPages), ListFailed: n(cluster.StatListFailed),
+		Duplicates: n(cluster.StatDuplicates), Offsite: n(cluster.StatOffsite),
+		InvalidLinks: n(cluster.StatInvalidLinks), Routed: n(cluster.StatRouted),
+		Stored: n(cluster.StatStored), Failed: n(cluster.StatFailed),
+		NearDuplicates: n(cluster.StatNearDuplicates), Retries: n(cluster.StatRetries),
+	}
+	c.Discovered = c.Routed + c.Duplicates
+	return c
+}
+
+// slaveCounts gathers the per-slave counters ("stored:3") and queue depths.
+func slaveCounts(stats map[string]string, depth queue.Depth) map[string]SlaveCounts {
+	out := map[string]SlaveCounts{}
+	for k, v := range stats {
+		stat, id, ok := strings.Cut(k, ":")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.ParseInt(v, 10, 64)
+		sc := out[id]
+		switch stat {
+		case cluster.StatRouted:
+			sc.Routed = n
+		case cluster.StatStored:
+			sc.Stored = n
+		case cluster.StatFailed:
+			sc.Failed = n
+		}
+		out[id] = sc
+	}
+	for i := range depth.Queued {
+		if depth.Queued[i] == 0 && depth.Inflight[i] == 0 {
+			continue
+		}
+		id := strconv.Itoa(i)
+		sc := out[id]
+		sc.Queued, sc.InFlight = depth.Queued[i], depth.Inflight[i]
+		out[id] = sc
+	}
+	return out
+}
+
+// Wait polls the job's status every interval until it is finished or ctx
+// ends, calling progress (if not nil) with each status read.
+func Wait(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, job string, maxSlaves int,
+	interval time.Duration, progress func(*Status)) (*Status, error) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		st, err := GetStatus(ctx, rdb, keys, job, maxSlaves)
+		if errors.Is(err, ErrJobNotFound) {
+			return nil, err
+		}
+		if err == nil {
+			if progress != nil {
+				progress(st)
+			}
+			if st.State == cluster.StateFinished {
+				return st, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return st, fmt.Errorf("wait for job %s: %w", job, ctx.Err())
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,263 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/crawler-dev/crawler/client"
+	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/internal/demosite"
+	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/membership"
+	"github.com/crawler-dev/crawler/store"
+)
+
+// e2eSite is the loopback site of the cluster tests: 1,000 detail pages
+// linked from 50 list pages, each detail linked from one or two pages under
+// varying spellings, with pages that are gone and pages that fail once.
+var e2eSite = demosite.Options{Details: 1000, PerPage: 30, Overlap: 10}
+
+// clusterEnv is one test's cluster: its Redis key prefix and MongoDB.
+type clusterEnv struct {
+	redis, prefix, mongo, db string
+	rdb                      *redis.Client
+	keys                     cluster.Keys
+}
+
+func newClusterEnv(t *testing.T) clusterEnv {
+	rdb, keys := testenv.Redis(t)
+	uri, db := testenv.MongoDBURI(t)
+	return clusterEnv{redis: testenv.RedisURL(), prefix: keys.Prefix, mongo: uri, db: db, rdb: rdb, keys: keys}
+}
+
+// waitSlaves waits until exactly the slaves ids are live in the node table.
+func (e clusterEnv) waitSlaves(t *testing.T, ids ...int) {
+	t.Helper()
+	reg, err := membership.New(e.rdb, e.keys, membership.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprint(ids)
+	eventually(t, time.Minute, "slaves "+want+" live", func() bool {
+		table, err := reg.Snapshot(context.Background())
+		if err != nil {
+			return false
+		}
+		got := make([]int, len(table.Nodes))
+		for i, n := range table.Nodes {
+			got[i] = n.ID
+		}
+		return fmt.Sprint(got) == want
+	})
+}
+
+func (e clusterEnv) flags(extra ...string) []string {
+	return append([]string{"--redis", e.redis, "--prefix", e.prefix}, extra...)
+}
+
+func (e clusterEnv) startMaster(t *testing.T, name string) *proc {
+	return start(t, name, append([]string{"master", "--mongo", e.mongo, "--log-format", "json"}, e.flags()...)...)
+}
+
+func (e clusterEnv) startSlave(t *testing.T, id int) *proc {
+	return start(t, fmt.Sprintf("slave-%d", id), append([]string{"slave", "--id", fmt.Sprint(id),
+		"--mongo", e.mongo, "--concurrency", "8", "--log-format", "json"}, e.flags()...)...)
+}
+
+// submit submits the job file and checks that the job's name is printed.
+func (e clusterEnv) submit(t *testing.T, job, jobFile string) {
+	t.Helper()
+	out, errOut, err := crawler(t, time.Minute, append([]string{"client", "submit", "--job", jobFile}, e.flags()...)...)
+	if err != nil || strings.TrimSpace(out) != job {
+		t.Fatalf("client submit: %v, stdout %q, stderr %s", err, out, errOut)
+	}
+}
+
+// wait runs client status --wait --json and returns the final status.
+func (e clusterEnv) wait(t *testing.T, job string, timeout time.Duration) client.Status {
+	t.Helper()
+	out, errOut, err := crawler(t, timeout+time.Minute, append([]string{"client", "status", "--job", job,
+		"--wait", "--timeout", timeout.String(), "--json"}, e.flags()...)...)
+	if err != nil {
+		t.Fatalf("client status --wait: %v\nstdout %s\nstderr %s", err, out, errOut)
+	}
+	var st client.Status
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatalf("status JSON %q: %v", out, err)
+	}
+	return st
+}
+
+// results exports the job's items with client results and reads them.
+func (e clusterEnv) results(t *testing.T, job string) []store.Item {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "items.jsonl")
+	if _, errOut, err := crawler(t, time.Minute, "client", "results", "--mongo", e.mongo, "--job", job, "-o", path); err != nil {
+		t.Fatalf("client results: %v: %s", err, errOut)
+	}
+	return readItems(t, path)
+}
+
+func readItems(t *testing.T, path string) []store.Item {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var items []store.Item
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var it store.Item
+		if err := json.Unmarshal(sc.Bytes(), &it); err != nil {
+			t.Fatalf("item line %q: %v", sc.Text(), err)
+		}
+		items = append(items, it)
+	}
+	return items
+}
+
+// failedURLs reads the URLs in the job's `failed` collection.
+func (e clusterEnv) failedURLs(t *testing.T, job string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := mongo.Connect(options.Client().ApplyURI(e.mongo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Disconnect(ctx)
+	cur, err := c.Database(e.db).Collection("failed").Find(ctx, bson.D{{Key: "job", Value: job}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fails []store.Failure
+	if err := cur.All(ctx, &fails); err != nil {
+		t.Fatal(err)
+	}
+	var urls []string
+	for _, f := range fails {
+		if f.Reason == "" {
+			t.Errorf("failure of %s has no reason", f.URL)
+		}
+		urls = append(urls, f.URL)
+	}
+	return urls
+}
+
+// checkCrawl checks that every unique detail page of the site was stored
+// exactly once with the right fields, the gone ones recorded as failed,
+// and that the counters add up.
+func checkCrawl(t *testing.T, site *demosite.Site, base string, st client.Status, items []store.Item, failed []string) {
+	t.Helper()
+	if st.State != "finished" {
+		t.Fatalf("state %q, want finished", st.State)
+	}
+	c := st.Counters
+	if c.Discovered != c.Stored+c.Failed+c.Duplicates {
+		t.Errorf("counters do not add up: discovered %d != stored %d + failed %d + duplicates %d",
+			c.Discovered, c.Stored, c.Failed, c.Duplicates)
+	}
+	if c.Queued != 0 || c.InFlight != 0 {
+		t.Errorf("finished with %d queued and %d in flight", c.Queued, c.InFlight)
+	}
+	want := site.Expected()
+	byURL := map[string]int{}
+	for _, it := range items {
+		byURL[it.URL]++
+	}
+	stored, gone := 0, 0
+	for path, outcome := range want {
+		url := base + path
+		switch outcome {
+		case demosite.Stored:
+			stored++
+			if byURL[url] != 1 {
+				t.Errorf("%s stored %d times, want once", url, byURL[url])
+			}
+		case demosite.Gone:
+			gone++
+			if byURL[url] != 0 {
+				t.Errorf("gone page %s stored", url)
+			}
+		}
+	}
+	if len(items) != stored || c.Stored != int64(stored) {
+		t.Errorf("items exported %d, counted stored %d, want %d", len(items), c.Stored, stored)
+	}
+	if len(failed) != gone || c.Failed != int64(gone) {
+		t.Errorf("failed records %d, counted failed %d, want %d (the gone pages)", len(failed), c.Failed, gone)
+	}
+	for _, it := range items {
+		checkItem(t, base, it)
+	}
+}
+
+// checkItem compares an item's fields with the article the site served.
+func checkItem(t *testing.T, base string, it store.Item) {
+	t.Helper()
+	var id int
+	if _, err := fmt.Sscanf(strings.TrimPrefix(it.URL, base), "/detail/%d", &id); err != nil {
+		t.Errorf("item URL %s is not a detail page", it.URL)
+		return
+	}
+	a := demosite.ArticleFor(id)
+	if it.Fields["title"] != a.Title || it.Fields["body"] != a.Body {
+		t.Errorf("item %d: title %q body %.40q, want %q %.40q", id, it.Fields["title"], it.Fields["body"], a.Title, a.Body)
+	}
+	if img := fmt.Sprint(it.Fields["image"]); img != base+a.Image {
+		t.Errorf("item %d: image %q, want %q", id, img, base+a.Image)
+	}
+	if tags := fmt.Sprint(it.Fields["tags"]); tags != fmt.Sprint(a.Tags) {
+		t.Errorf("item %d: tags %s, want %s", id, tags, fmt.Sprint(a.Tags))
+	}
+	if it.Job == "" || it.FetchedAt.IsZero() || it.Status != 200 || it.Fingerprint == "" {
+		t.Errorf("item %d lacks job, fetched_at, status or fingerprint: %+v", id, it)
+	}
+}
+
+// TestCluster_Crawl runs the whole path with real processes: a master,
+// three slaves, and the client's submit, status --wait and results.
+func TestCluster_Crawl(t *testing.T) {
+	env := newClusterEnv(t)
+	site, base := serveSite(t, e2eSite)
+	jobFile := writeJob(t, "news", base)
+
+	env.startMaster(t, "master")
+	for id := 0; id < 3; id++ {
+		env.startSlave(t, id)
+	}
+	env.waitSlaves(t, 0, 1, 2)
+	env.submit(t, "news", jobFile)
+	st := env.wait(t, "news", 4*time.Minute)
+	checkCrawl(t, site, base, st, env.results(t, "news"), env.failedURLs(t, "news"))
+
+	if len(st.Slaves) != 3 {
+		t.Errorf("work spread over %d slaves, want 3: %+v", len(st.Slaves), st.Slaves)
+	}
+	for id, s := range st.Slaves {
+		if s.Stored < st.Counters.Stored/6 {
+			t.Errorf("slave %s stored only %d of %d", id, s.Stored, st.Counters.Stored)
+		}
+	}
+	if st.Counters.Retries == 0 {
+		t.Error("no retries counted, but the site fails some pages once")
+	}
+	if st.Counters.Offsite == 0 {
+		t.Error("the site's offsite ad links were not counted as offsite")
+	}
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/crawler-dev/crawler/internal/demosite"
+)
+
+// crawlerBin is the crawler binary built once for the tests that start
+// real processes.
+var crawlerBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "crawler-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	crawlerBin = filepath.Join(dir, "crawler")
+	build := exec.Command("go", "build", "-race", "-o", crawlerBin, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build crawler:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// proc is a crawler process started by a test.
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	out  *syncBuffer
+	done chan error
+}
+
+// syncBuffer is a bytes.Buffer safe for a process to write while a test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// start runs the crawler binary with args in the background; it is killed
+// when the test ends, and its output is logged if the test failed.
+func start(t *testing.T, name string, args ...string) *proc {
+	t.Helper()
+	p := &proc{name: name, cmd: exec.Command(crawlerBin, args...), out: &syncBuffer{}, done: make(chan error, 1)}
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	p.cmd.Env = cleanEnv()
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	go func() { p.done <- p.cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		if t.Failed() {
+			t.Logf("--- output of %s:\n%s", name, tail(p.out.String(), 6000))
+		}
+	})
+	return p
+}
+
+// cleanEnv is the environment without CRAWLER_* settings that would change
+// what the flags in a test say.
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "CRAWLER_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "..." + s[len(s)-n:]
+}
+
+// crawler runs the crawler binary to completion and returns its stdout,
+// stderr and exit error.
+func crawler(t *testing.T, timeout time.Duration, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, crawlerBin, args...)
+	cmd.Env = cleanEnv()
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	return o.String(), e.String(), err
+}
+
+// serveSite serves a demo site on loopback for the test's duration.
+func serveSite(t *testing.T, opts demosite.Options) (*demosite.Site, string) {
+	t.Helper()
+	site := demosite.New(opts)
+	srv := httptest.NewServer(site)
+	t.Cleanup(srv.Close)
+	return site, srv.URL
+}
+
+// writeJob writes a job file for the site and returns its path.
+func writeJob(t *testing.T, name, base string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name+".yaml")
+	if err := os.WriteFile(path, []byte(demosite.JobYAML(name, base)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// eventually polls cond every 50ms until it holds or timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crawler-dev/crawler/internal/demosite"
+	"github.com/crawler-dev/crawler/store"
+)
+
+// TestRun crawls a site the way a user runs `crawler run`: embedded Redis,
+// items to a JSON Lines file, no servers.
+func TestRun(t *testing.T) {
+	site, base := serveSite(t, demosite.Options{Details: 200})
+	jobFile := writeJob(t, "local", base)
+	out := filepath.Join(t.TempDir(), "items.jsonl")
+
+	stdout, stderr, err := crawler(t, 3*time.Minute, "run", "--job", jobFile, "-o", out, "--log-level", "warn")
+	if err != nil {
+		t.Fatalf("crawler run: %v\nstdout %s\nstderr %s", err, stdout, tail(stderr, 4000))
+	}
+	items := readItems(t, out)
+	want := site.Expected()
+	stored := 0
+	seen := map[string]bool{}
+	for _, it := range items {
+		if seen[it.URL] {
+			t.Errorf("%s written twice", it.URL)
+		}
+		seen[it.URL] = true
+		checkItem(t, base, it)
+	}
+	for path, o := range want {
+		if o == demosite.Stored {
+			stored++
+			if !seen[base+path] {
+				t.Errorf("%s missing from %s", base+path, out)
+			}
+		}
+	}
+	if len(items) != stored {
+		t.Errorf("%d items, want %d", len(items), stored)
+	}
+	failures, err := os.ReadFile(store.FailuresPath(out))
+	if err != nil {
+		t.Fatalf("failures file: %v", err)
+	}
+	if n := strings.Count(string(failures), "\n"); n != len(want)-stored {
+		t.Errorf("%d failures recorded, want %d", n, len(want)-stored)
+	}
+	for _, wantLine := range []string{"job local: finished", "items: " + out} {
+		if !strings.Contains(stdout, wantLine) {
+			t.Errorf("summary lacks %q:\n%s", wantLine, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "stored") {
+		t.Errorf("no progress line on stderr: %q", tail(stderr, 500))
+	}
+}
+
+// TestRun_BadInput checks that bad input exits non-zero naming what is wrong.
+func TestRun_BadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("name: Bad Name\nseeds: [\"http://127.0.0.1/\"]\ndetail_link: {css: a}\nfields: {t: {css: h1}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing job flag", []string{"run"}, "--job"},
+		{"missing file", []string{"run", "--job", filepath.Join(dir, "nope.yaml")}, "--job"},
+		{"invalid name", []string{"run", "--job", bad}, "name"},
+		{"bad slaves", []string{"run", "--job", writeJob(t, "ok", "http://127.0.0.1:1"), "--slaves", "0"}, "--slaves"},
+		{"slave without id", []string{"slave"}, "--id"},
+		{"bad log level", []string{"--log-level", "loud", "version"}, "--log-level"},
+		{"status without job", []string{"client", "status"}, "--job"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, err := crawler(t, time.Minute, tc.args...)
+			if err == nil {
+				t.Fatalf("exit 0, want an error naming %s", tc.want)
+			}
+			if !strings.Contains(stderr, tc.want) {
+				t.Errorf("stderr %q does not name %s", stderr, tc.want)
+			}
+		})
+	}
+}
+
+// TestDemo runs `crawler demo` as the README's first command does.
+func TestDemo(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "demo.jsonl")
+	stdout, stderr, err := crawler(t, 3*time.Minute, "demo", "--details", "120", "-o", out, "--log-level", "warn")
+	if err != nil {
+		t.Fatalf("crawler demo: %v\nstdout %s\nstderr %s", err, stdout, tail(stderr, 4000))
+	}
+	for _, want := range []string{"demo site at http://127.0.0.1:", "job demo: finished",
+		"expected: 119 pages stored, 1 gone (404) recorded as failed; got 119 stored, 1 failed", "every link accounted for", ": true"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if n := len(readItems(t, out)); n != 119 {
+		t.Errorf("%d items in %s, want 119", n, out)
+	}
+}
