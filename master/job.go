@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -31,6 +30,9 @@ type jobRunner struct {
 
 func (r *jobRunner) run(ctx context.Context) error {
 	if err := r.load(ctx); err != nil {
+		return err
+	}
+	if err := r.takeOver(ctx); err != nil {
 		return err
 	}
 	for {
@@ -101,6 +103,29 @@ func dedupOptions(spec *cluster.JobSpec, keys cluster.JobKeys) dedup.Options {
 	}
 }
 
+// takeOver puts back on the frontier every list page a previous owner of
+// the job left in progress: this master holds the job's lease and fence
+// now, so whoever held those pages is dead or fenced off, and waiting for
+// their leases would only stall the job. A stale owner still fetching one
+// cannot commit it (its fence is stale), and its admission, if it got that
+// far, makes this master's admission of the same page a no-op.
+func (r *jobRunner) takeOver(ctx context.Context) error {
+	active, err := r.m.deps.Redis.ZRange(ctx, r.keys.FrontierActive(), 0, -1).Result()
+	if err != nil {
+		return fmt.Errorf("read list pages in progress: %w", err)
+	}
+	if len(active) == 0 {
+		return nil
+	}
+	lists := queue.NewLeased(r.m.deps.Redis, r.keys.Frontier(), r.keys.FrontierActive())
+	n, err := lists.Release(ctx, active)
+	if err != nil {
+		return fmt.Errorf("take over list pages in progress: %w", err)
+	}
+	r.log.Info("took over list pages left in progress", zap.Int("pages", n))
+	return nil
+}
+
 // startRound puts the seeds on the frontier for round.
 func (r *jobRunner) startRound(ctx context.Context, round int64) error {
 	seeds := make([]pageRef, 0, len(r.spec.Seeds))
@@ -136,20 +161,27 @@ func (r *jobRunner) runRound(ctx context.Context, round int64) error {
 	return g.Wait()
 }
 
-// maintain reclaims lapsed leases, prepares the dupefilter's next slice and
-// ends the round once nothing is left to do.
+// finishCheckEvery is how often a running round checks whether it is
+// done: one cheap script call, so the end of a crawl is noticed quickly.
+const finishCheckEvery = 100 * time.Millisecond
+
+// maintain reclaims lapsed leases (every tick), prepares the dupefilter's
+// next slice and ends the round once nothing is left to do.
 func (r *jobRunner) maintain(ctx context.Context, round int64) error {
-	ticker := time.NewTicker(r.m.opts.Tick)
+	ticker := time.NewTicker(finishCheckEvery)
 	defer ticker.Stop()
-	var prepareOnce sync.Once
+	var lastReclaim time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-ticker.C:
 		}
-		prepareOnce.Do(func() { r.prepareFilter(ctx) })
-		r.reclaim(ctx)
+		if time.Since(lastReclaim) >= r.m.opts.Tick {
+			r.prepareFilter(ctx)
+			r.reclaim(ctx)
+			lastReclaim = time.Now()
+		}
 		finished, err := r.frontier.tryFinish(ctx, r.nextRoundAt())
 		if errors.Is(err, errFenced) {
 			return err

@@ -99,34 +99,43 @@ func (s *Slave) Run(ctx context.Context) error {
 
 	// The lease outlives ctx until the drain is over.
 	leaseCtx, stopLease := context.WithCancel(context.WithoutCancel(ctx))
-	leaseErr := make(chan error, 1)
-	go func() { leaseErr <- s.registry.KeepAlive(leaseCtx, s.info) }()
-
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
+	leaseErr := make(chan error, 1)
 	go func() {
-		select {
-		case err := <-leaseErr:
-			if err != nil && !errors.Is(err, context.Canceled) {
-				s.log.Error("node lease lost; stopping", zap.Error(err))
-			}
-			leaseErr <- err
+		err := s.keepAlive(leaseCtx)
+		leaseErr <- err
+		if err != nil {
+			s.log.Error("node lease lost for good; stopping", zap.Error(err))
 			stopRun()
-		case <-runCtx.Done():
 		}
 	}()
 
 	s.work(runCtx)
 	stopLease()
 	s.log.Info("slave stopped")
-	select {
-	case err := <-leaseErr:
-		if errors.Is(err, membership.ErrLeaseLost) {
-			return fmt.Errorf("slave %d: %w", s.opts.ID, err)
-		}
-	default:
+	if err := <-leaseErr; err != nil {
+		return fmt.Errorf("slave %d: %w", s.opts.ID, err)
 	}
 	return nil
+}
+
+// keepAlive holds the slave's place in the node table until ctx ends. A
+// lease that lapsed (Redis was away, or the process was frozen) is taken
+// again; the master has re-routed the tasks meanwhile, and acknowledgements
+// of tasks it no longer holds are not counted. It gives up only when
+// another slave holds the ID, or on a configuration mismatch.
+func (s *Slave) keepAlive(ctx context.Context) error {
+	for {
+		err := s.registry.KeepAlive(ctx, s.info)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if !errors.Is(err, membership.ErrLeaseLost) {
+			return err
+		}
+		s.log.Warn("node lease lapsed; rejoining", zap.Error(err))
+	}
 }
 
 // work runs the dispatcher, the workers, the acknowledger and the lease

@@ -57,6 +57,29 @@ func openRedis(ctx context.Context, url string) (redis.UniversalClient, error) {
 // redactURL hides a password in a URL, for messages.
 func redactURL(u string) string { return store.Redact(u) }
 
+// crawlStore is where a master or slave process writes items and failures.
+type crawlStore interface {
+	itemStore
+	Close(ctx context.Context) error
+}
+
+// jsonlStore adapts store.JSONL to crawlStore.
+type jsonlStore struct{ *store.JSONL }
+
+func (j jsonlStore) Close(context.Context) error { return j.JSONL.Close() }
+
+// openStore opens the JSON Lines file output when given, else MongoDB.
+func openStore(ctx context.Context, mongoURI, output string) (crawlStore, error) {
+	if output != "" {
+		j, err := store.OpenJSONL(output)
+		if err != nil {
+			return nil, fmt.Errorf("--output: %w", err)
+		}
+		return jsonlStore{j}, nil
+	}
+	return openMongo(ctx, mongoURI)
+}
+
 // openMongo connects to the MongoDB URI.
 func openMongo(ctx context.Context, uri string) (*store.Mongo, error) {
 	if !strings.HasPrefix(uri, "mongodb://") && !strings.HasPrefix(uri, "mongodb+srv://") {

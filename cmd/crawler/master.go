@@ -14,9 +14,10 @@ func init() { subcommands = append(subcommands, newMasterCmd) }
 
 func newMasterCmd() *cobra.Command {
 	var (
-		cf    clusterFlags
-		mongo string
-		opts  master.Options
+		cf     clusterFlags
+		mongo  string
+		output string
+		opts   master.Options
 	)
 	cmd := &cobra.Command{
 		Use:   "master",
@@ -29,12 +30,13 @@ func newMasterCmd() *cobra.Command {
 			if err := opts.Validate(); err != nil {
 				return err
 			}
-			return runMaster(ctx, cf, mongo, opts)
+			return runMaster(ctx, cf, mongo, output, opts)
 		},
 	}
 	cf.register(cmd)
 	f := cmd.Flags()
 	f.StringVar(&mongo, "mongo", defaultMongo, "MongoDB URI; the path names the database")
+	f.StringVar(&output, "output", "", "write failures to this JSON Lines file instead of MongoDB")
 	f.StringVar(&opts.ID, "id", "", "name of this master in job leases (default host:pid)")
 	f.IntVar(&opts.ListConcurrency, "list-concurrency", 4, "list pages fetched at once per job")
 	f.StringVar(&opts.AssignMode, "assign-mode", "rendezvous", "second level of the assigner: rendezvous or paper")
@@ -43,18 +45,18 @@ func newMasterCmd() *cobra.Command {
 	return cmd
 }
 
-func runMaster(ctx context.Context, cf clusterFlags, mongoURI string, opts master.Options) error {
+func runMaster(ctx context.Context, cf clusterFlags, mongoURI, output string, opts master.Options) error {
 	rdb, err := openRedis(ctx, cf.redis)
 	if err != nil {
 		return err
 	}
 	defer rdb.Close()
-	mongo, err := openMongo(ctx, mongoURI)
+	st, err := openStore(ctx, mongoURI, output)
 	if err != nil {
 		return err
 	}
-	defer mongo.Close(context.Background())
-	m, err := master.New(opts, master.Deps{Redis: rdb, Keys: cf.keys(), Failures: mongo, Logger: global.logger})
+	defer st.Close(context.Background())
+	m, err := master.New(opts, master.Deps{Redis: rdb, Keys: cf.keys(), Failures: st, Logger: global.logger})
 	if err != nil {
 		return err
 	}

@@ -15,9 +15,10 @@ func init() { subcommands = append(subcommands, newSlaveCmd) }
 
 func newSlaveCmd() *cobra.Command {
 	var (
-		cf    clusterFlags
-		mongo string
-		opts  slave.Options
+		cf     clusterFlags
+		mongo  string
+		output string
+		opts   slave.Options
 	)
 	cmd := &cobra.Command{
 		Use:   "slave",
@@ -34,12 +35,13 @@ func newSlaveCmd() *cobra.Command {
 			if err := opts.Validate(); err != nil {
 				return err
 			}
-			return runSlave(ctx, cf, mongo, opts)
+			return runSlave(ctx, cf, mongo, output, opts)
 		},
 	}
 	cf.register(cmd)
 	f := cmd.Flags()
 	f.StringVar(&mongo, "mongo", defaultMongo, "MongoDB URI; the path names the database")
+	f.StringVar(&output, "output", "", "write items and failures to this JSON Lines file instead of MongoDB")
 	f.IntVar(&opts.ID, "id", -1, "this slave's stable ID, 0 <= id < --max-slaves (required)")
 	f.IntVar(&opts.Concurrency, "concurrency", 32, "pages fetched at once")
 	f.Float64Var(&opts.Weight, "weight", 0, "capacity relative to other slaves (default: --concurrency)")
@@ -47,18 +49,18 @@ func newSlaveCmd() *cobra.Command {
 	return cmd
 }
 
-func runSlave(ctx context.Context, cf clusterFlags, mongoURI string, opts slave.Options) error {
+func runSlave(ctx context.Context, cf clusterFlags, mongoURI, output string, opts slave.Options) error {
 	rdb, err := openRedis(ctx, cf.redis)
 	if err != nil {
 		return err
 	}
 	defer rdb.Close()
-	mongo, err := openMongo(ctx, mongoURI)
+	st, err := openStore(ctx, mongoURI, output)
 	if err != nil {
 		return err
 	}
-	defer mongo.Close(context.Background())
-	s, err := slave.New(opts, slave.Deps{Redis: rdb, Keys: cf.keys(), Store: mongo, Logger: global.logger})
+	defer st.Close(context.Background())
+	s, err := slave.New(opts, slave.Deps{Redis: rdb, Keys: cf.keys(), Store: st, Logger: global.logger})
 	if err != nil {
 		return err
 	}
