@@ -62,7 +62,7 @@ func be32(b []byte) uint32 {
 // granules of 1s.
 func TestFilter_Expiry(t *testing.T) {
 	ctx := context.Background()
-	f, rdb, o := newTestFilter(t, ModeBloom, func(o *Options) {
+	f, rdb, o := newTestFilter(t, realRedis, ModeBloom, func(o *Options) {
 		o.Window, o.Granularity, o.Capacity = 2*time.Second, time.Second, 1000
 	})
 	fps := testFPs("exp", 10)
@@ -108,89 +108,97 @@ func waitUntil(t *testing.T, rdb *redis.Client, at time.Time) {
 }
 
 func TestFilter_BlockSplit(t *testing.T) {
-	ctx := context.Background()
-	clock := &fakeClock{}
-	clock.Set(time.Now())
-	f, rdb, o := newTestFilter(t, ModeBloom, func(o *Options) { o.MaxBlockBits, o.Now = 4096, clock.Now })
-	shape := newBloomShape(o)
-	if shape.blocks < 4 {
-		t.Fatalf("want a split slice, got %d blocks", shape.blocks)
-	}
-	fps := testFPs("split", 5000)
-	mustSeen(t, f, fps, true)
-	g := shape.granule(clock.Now().UnixMilli())
-	t.Run("one key per block at full size", func(t *testing.T) {
-		for b := range shape.blocks {
-			key := keys{ns: o.Namespace}.slice(g, b)
-			if n := rdb.StrLen(ctx, key).Val(); uint64(n) != (shape.blockBits+7)/8 {
-				t.Fatalf("block %s: %d bytes, want %d", key, n, (shape.blockBits+7)/8)
+	onBackends(t, func(t *testing.T, be backend) {
+		ctx := context.Background()
+		clock := &fakeClock{}
+		clock.Set(time.Now())
+		f, rdb, o := newTestFilter(t, be, ModeBloom, func(o *Options) { o.MaxBlockBits, o.Now = 4096, clock.Now })
+		shape := newBloomShape(o)
+		if shape.blocks < 4 {
+			t.Fatalf("want a split slice, got %d blocks", shape.blocks)
+		}
+		fps := testFPs("split", 5000)
+		mustSeen(t, f, fps, true)
+		g := shape.granule(clock.Now().UnixMilli())
+		t.Run("one key per block at full size", func(t *testing.T) {
+			for b := range shape.blocks {
+				key := keys{ns: o.Namespace}.slice(g, b)
+				if n := rdb.StrLen(ctx, key).Val(); uint64(n) != (shape.blockBits+7)/8 {
+					t.Fatalf("block %s: %d bytes, want %d", key, n, (shape.blockBits+7)/8)
+				}
 			}
-		}
-	})
-	t.Run("membership", func(t *testing.T) {
-		got, err := f.Contains(ctx, fps)
-		if err != nil || countTrue(got) != len(fps) {
-			t.Fatalf("%d of %d present, %v", countTrue(got), len(fps), err)
-		}
-		absent, err := f.Contains(ctx, testFPs("nope", 5000))
-		if err != nil || countTrue(absent) > 25 {
-			t.Fatalf("%d of 5000 absent reported present, %v", countTrue(absent), err)
-		}
+		})
+		t.Run("membership", func(t *testing.T) {
+			got, err := f.Contains(ctx, fps)
+			if err != nil || countTrue(got) != len(fps) {
+				t.Fatalf("%d of %d present, %v", countTrue(got), len(fps), err)
+			}
+			absent, err := f.Contains(ctx, testFPs("nope", 5000))
+			if err != nil || countTrue(absent) > 25 {
+				t.Fatalf("%d of 5000 absent reported present, %v", countTrue(absent), err)
+			}
+		})
 	})
 }
 
 func TestFilter_Prepare(t *testing.T) {
-	ctx := context.Background()
-	clock := &fakeClock{}
-	clock.Set(time.Now())
-	f, rdb, o := newTestFilter(t, ModeBloom, func(o *Options) { o.Now = clock.Now })
-	if err := f.Prepare(ctx); err != nil {
-		t.Fatal(err)
-	}
-	shape := newBloomShape(o)
-	g := shape.granule(clock.Now().UnixMilli())
-	for _, gg := range []int64{g, g + 1} {
-		key := keys{ns: o.Namespace}.slice(gg, 0)
-		if n := rdb.StrLen(ctx, key).Val(); uint64(n) != (shape.blockBits+7)/8 {
-			t.Fatalf("%s: %d bytes", key, n)
+	onBackends(t, func(t *testing.T, be backend) {
+		ctx := context.Background()
+		clock := &fakeClock{}
+		clock.Set(time.Now())
+		f, rdb, o := newTestFilter(t, be, ModeBloom, func(o *Options) { o.Now = clock.Now })
+		if err := f.Prepare(ctx); err != nil {
+			t.Fatal(err)
 		}
-		want := time.Duration((gg+1)*shape.gran+shape.window) * time.Millisecond
-		if at := rdb.PExpireTime(ctx, key).Val(); at != want {
-			t.Fatalf("%s expires at %v, want %v", key, at, want)
+		shape := newBloomShape(o)
+		g := shape.granule(clock.Now().UnixMilli())
+		for _, gg := range []int64{g, g + 1} {
+			key := keys{ns: o.Namespace}.slice(gg, 0)
+			if n := rdb.StrLen(ctx, key).Val(); uint64(n) != (shape.blockBits+7)/8 {
+				t.Fatalf("%s: %d bytes", key, n)
+			}
+			// miniredis keeps a TTL, not a deadline, so its answer drifts
+			// by the milliseconds the test took.
+			want := time.Duration((gg+1)*shape.gran+shape.window) * time.Millisecond
+			if at := rdb.PExpireTime(ctx, key).Val(); (at - want).Abs() > time.Second {
+				t.Fatalf("%s expires at %v, want %v", key, at, want)
+			}
 		}
-	}
+	})
 }
 
 func TestFilter_Sweep(t *testing.T) {
-	ctx := context.Background()
-	clock := &fakeClock{}
-	start := time.Now()
-	clock.Set(start)
-	f, rdb, o := newTestFilter(t, ModeExact, func(o *Options) { o.Now = clock.Now })
-	mustSeen(t, f, testFPs("old", 30), true)
-	clock.Set(start.Add(o.Window / 2))
-	mustSeen(t, f, testFPs("mid", 20), true)
-	clock.Set(start.Add(o.Window))
-	t.Run("removes exactly the expired", func(t *testing.T) {
-		n, err := f.Sweep(ctx)
-		if err != nil || n != 30 {
-			t.Fatalf("swept %d, %v; want 30", n, err)
-		}
-		if left := rdb.ZCard(ctx, keys{ns: o.Namespace}.exact()).Val(); left != 20 {
-			t.Fatalf("%d left", left)
-		}
-	})
-	t.Run("inserts sweep as much as they add", func(t *testing.T) {
-		clock.Set(start.Add(2 * o.Window))
-		mustSeen(t, f, testFPs("new", 20), true)
-		if left := rdb.ZCard(ctx, keys{ns: o.Namespace}.exact()).Val(); left != 20 {
-			t.Fatalf("%d left, want the 20 new", left)
-		}
-	})
-	t.Run("members are raw 16 bytes", func(t *testing.T) {
-		m := rdb.ZRange(ctx, keys{ns: o.Namespace}.exact(), 0, 0).Val()
-		if len(m) != 1 || len(m[0]) != exactMember {
-			t.Fatalf("member %q", m)
-		}
+	onBackends(t, func(t *testing.T, be backend) {
+		ctx := context.Background()
+		clock := &fakeClock{}
+		start := time.Now()
+		clock.Set(start)
+		f, rdb, o := newTestFilter(t, be, ModeExact, func(o *Options) { o.Now = clock.Now })
+		mustSeen(t, f, testFPs("old", 30), true)
+		clock.Set(start.Add(o.Window / 2))
+		mustSeen(t, f, testFPs("mid", 20), true)
+		clock.Set(start.Add(o.Window))
+		t.Run("removes exactly the expired", func(t *testing.T) {
+			n, err := f.Sweep(ctx)
+			if err != nil || n != 30 {
+				t.Fatalf("swept %d, %v; want 30", n, err)
+			}
+			if left := rdb.ZCard(ctx, keys{ns: o.Namespace}.exact()).Val(); left != 20 {
+				t.Fatalf("%d left", left)
+			}
+		})
+		t.Run("inserts sweep as much as they add", func(t *testing.T) {
+			clock.Set(start.Add(2 * o.Window))
+			mustSeen(t, f, testFPs("new", 20), true)
+			if left := rdb.ZCard(ctx, keys{ns: o.Namespace}.exact()).Val(); left != 20 {
+				t.Fatalf("%d left, want the 20 new", left)
+			}
+		})
+		t.Run("members are raw 16 bytes", func(t *testing.T) {
+			m := rdb.ZRange(ctx, keys{ns: o.Namespace}.exact(), 0, 0).Val()
+			if len(m) != 1 || len(m[0]) != exactMember {
+				t.Fatalf("member %q", m)
+			}
+		})
 	})
 }

@@ -16,7 +16,7 @@ func TestFilter_FalsePositiveRate(t *testing.T) {
 	ctx := context.Background()
 	clock := &fakeClock{}
 	now := time.Now().Truncate(time.Hour)
-	f, _, o := newTestFilter(t, ModeBloom, func(o *Options) {
+	f, _, o := newTestFilter(t, realRedis, ModeBloom, func(o *Options) {
 		o.Window, o.Granularity, o.Capacity, o.ErrorRate, o.Now = 2*time.Hour, time.Hour, capacity, eps, clock.Now
 	})
 	slices := int(o.Window/o.Granularity) + 1

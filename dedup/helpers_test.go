@@ -7,9 +7,43 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/internal/testenv"
 )
+
+// backend is a Redis server the scripts run on: the real one, and miniredis,
+// the embedded Redis of crawler run and crawler demo, whose Lua has no
+// struct or bit library and which has no BITFIELD.
+type backend struct {
+	name string
+	open func(testing.TB) (*redis.Client, cluster.Keys)
+}
+
+var (
+	realRedis = backend{"redis", testenv.Redis}
+	miniRedis = backend{"miniredis", openMiniredis}
+	backends  = []backend{realRedis, miniRedis}
+)
+
+// openMiniredis starts an in-process miniredis for this test. It never
+// expires keys by real time, so expiry tests stay on the real Redis.
+func openMiniredis(tb testing.TB) (*redis.Client, cluster.Keys) {
+	mr := miniredis.RunT(tb)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	tb.Cleanup(func() { rdb.Close() })
+	return rdb, cluster.Keys{Prefix: testenv.UniquePrefix(tb)}
+}
+
+// onBackends runs fn as a subtest on every backend, with the same
+// assertions on each.
+func onBackends(t *testing.T, fn func(t *testing.T, be backend)) {
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) { fn(t, be) })
+	}
+}
 
 // testFPs returns n distinct fingerprints derived from tag.
 func testFPs(tag string, n int) []Fingerprint {
@@ -40,11 +74,11 @@ func (c *fakeClock) Set(t time.Time) {
 
 var allModes = []Mode{ModeBloom, ModeExact, ModeSet}
 
-// newTestFilter returns a filter of mode m under a fresh namespace with
-// small defaults, adjusted by edit.
-func newTestFilter(t *testing.T, m Mode, edit func(*Options)) (*Filter, *redis.Client, Options) {
+// newTestFilter returns a filter of mode m on backend be under a fresh
+// namespace with small defaults, adjusted by edit.
+func newTestFilter(t *testing.T, be backend, m Mode, edit func(*Options)) (*Filter, *redis.Client, Options) {
 	t.Helper()
-	rdb, ks := testenv.Redis(t)
+	rdb, ks := be.open(t)
 	o := Options{Mode: m, Namespace: ks.Job("j").Dedup(), Window: time.Hour,
 		Granularity: 20 * time.Minute, Capacity: 10000, ErrorRate: 0.001}
 	if edit != nil {

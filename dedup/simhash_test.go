@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/crawler-dev/crawler/internal/testenv"
 )
 
 const (
@@ -75,55 +73,57 @@ func TestSimhash(t *testing.T) {
 }
 
 func TestNearIndex_FindOrAdd(t *testing.T) {
-	ctx := context.Background()
-	rdb, ks := testenv.Redis(t)
-	x := NewNearIndex(rdb, ks.Job("j").Simhash(), time.Hour)
-	find := func(id string, h uint64) (string, bool) {
-		t.Helper()
-		m, found, err := x.FindOrAdd(ctx, id, h)
-		if err != nil {
-			t.Fatal(err)
+	onBackends(t, func(t *testing.T, be backend) {
+		ctx := context.Background()
+		rdb, ks := be.open(t)
+		x := NewNearIndex(rdb, ks.Job("j").Simhash(), time.Hour)
+		find := func(id string, h uint64) (string, bool) {
+			t.Helper()
+			m, found, err := x.FindOrAdd(ctx, id, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return m, found
 		}
-		return m, found
-	}
-	base := Simhash(zhA)
-	t.Run("first is added", func(t *testing.T) {
-		if _, found := find("a", base); found {
-			t.Fatal("empty index found a match")
-		}
-	})
-	t.Run("near duplicate finds the earlier id", func(t *testing.T) {
-		h := Simhash(strings.Replace(zhA, "六条", "七条", 1))
-		if m, found := find("b", h); !found || m != "a" {
-			t.Fatalf("match %q, %v", m, found)
-		}
-	})
-	t.Run("distance 3 in every band position", func(t *testing.T) {
-		flipped := base ^ (1 << 63) ^ (1 << 40) ^ (1 << 5) // bands 0, 1 and 3 differ
-		if m, found := find("c", flipped); !found || m != "a" {
-			t.Fatalf("match %q, %v", m, found)
-		}
-	})
-	t.Run("distance 4 is new", func(t *testing.T) {
-		far := base ^ (1 << 63) ^ (1 << 62) ^ (1 << 61) ^ (1 << 60)
-		if m, found := find("d", far); found {
-			t.Fatalf("matched %q at distance 4", m)
-		}
-	})
-	t.Run("unrelated text is added", func(t *testing.T) {
-		if m, found := find("e", Simhash(zhB)); found {
-			t.Fatalf("matched %q", m)
-		}
-	})
-	t.Run("same id is not its own duplicate", func(t *testing.T) {
-		if m, found := find("e", Simhash(zhB)); found {
-			t.Fatalf("matched %q", m)
-		}
-	})
-	t.Run("keys expire", func(t *testing.T) {
-		key := keys{ns: ks.Job("j").Simhash()}.band(0, uint16(base>>48))
-		if ttl := rdb.PTTL(ctx, key).Val(); ttl <= 0 || ttl > time.Hour {
-			t.Fatalf("band key %s ttl %v", key, ttl)
-		}
+		base := Simhash(zhA)
+		t.Run("first is added", func(t *testing.T) {
+			if _, found := find("a", base); found {
+				t.Fatal("empty index found a match")
+			}
+		})
+		t.Run("near duplicate finds the earlier id", func(t *testing.T) {
+			h := Simhash(strings.Replace(zhA, "六条", "七条", 1))
+			if m, found := find("b", h); !found || m != "a" {
+				t.Fatalf("match %q, %v", m, found)
+			}
+		})
+		t.Run("distance 3 in every band position", func(t *testing.T) {
+			flipped := base ^ (1 << 63) ^ (1 << 40) ^ (1 << 5) // bands 0, 1 and 3 differ
+			if m, found := find("c", flipped); !found || m != "a" {
+				t.Fatalf("match %q, %v", m, found)
+			}
+		})
+		t.Run("distance 4 is new", func(t *testing.T) {
+			far := base ^ (1 << 63) ^ (1 << 62) ^ (1 << 61) ^ (1 << 60)
+			if m, found := find("d", far); found {
+				t.Fatalf("matched %q at distance 4", m)
+			}
+		})
+		t.Run("unrelated text is added", func(t *testing.T) {
+			if m, found := find("e", Simhash(zhB)); found {
+				t.Fatalf("matched %q", m)
+			}
+		})
+		t.Run("same id is not its own duplicate", func(t *testing.T) {
+			if m, found := find("e", Simhash(zhB)); found {
+				t.Fatalf("matched %q", m)
+			}
+		})
+		t.Run("keys expire", func(t *testing.T) {
+			key := keys{ns: ks.Job("j").Simhash()}.band(0, uint16(base>>48))
+			if ttl := rdb.PTTL(ctx, key).Val(); ttl <= 0 || ttl > time.Hour {
+				t.Fatalf("band key %s ttl %v", key, ttl)
+			}
+		})
 	})
 }

@@ -44,10 +44,7 @@ local function bloom_ctx(create)
     return error('DEDUPCLOCK granule ' .. int(g) .. ' is outside the keys passed')
   end
   local c = {g = g, lo = lo, gran = gran, win = win, B = B, k = k, mb = mb,
-    fmt = '>' .. string.rep('I4', k + 1), packed = ARGV[12], live = {}, setargs = {}}
-  for j = 1, k do
-    c.setargs[j * 4 - 3], c.setargs[j * 4 - 2], c.setargs[j * 4 - 1], c.setargs[j * 4] = 'SET', 'u1', 0, 1
-  end
+    packed = ARGV[12], live = {}}
   if create then
     bloom_create(c, g)
   end
@@ -77,21 +74,24 @@ local function bloom_seen(c, v)
   return false
 end
 
--- bloom_set sets a fingerprint's k bits with one BITFIELD call: one
--- command instead of k is most of the speed of an insert.
+-- bloom_set sets a fingerprint's k bits with SETBIT: miniredis has no
+-- BITFIELD.
 local function bloom_set(c, key, v)
-  local args = c.setargs
   for j = 2, c.k + 1 do
-    args[j * 4 - 5] = v[j]
+    redis.call('SETBIT', key, v[j], 1)
   end
-  redis.call('BITFIELD', key, unpack(args))
 end
 
+-- bloom_each calls fn with each fingerprint's k + 1 uint32s, decoded by
+-- arithmetic: the Lua of miniredis has no struct library.
 local function bloom_each(c, fn)
-  local pos = 1
+  local pos, s = 1, c.packed
   for i = 1, nfp do
-    local v = {struct.unpack(c.fmt, c.packed, pos)}
-    pos = v[c.k + 2]
+    local v = {}
+    for j = 1, c.k + 1 do
+      local a, b, x, y = string.byte(s, pos, pos + 3)
+      v[j], pos = ((a * 256 + b) * 256 + x) * 256 + y, pos + 4
+    end
     fn(i, v)
   end
 end

@@ -1,22 +1,29 @@
 -- NearIndex.FindOrAdd. KEYS[1..4]: the SETs of this hash's four 16-bit band
 -- values. ARGV: id, the hash as 16 hex digits, ttl (ms), max distance.
--- Members are "<16 hex digits of the hash><id>". Redis Lua's bit library is
--- 32-bit, so hashes are compared as two halves.
+-- Members are "<16 hex digits of the hash><id>". The Lua of miniredis has
+-- no bit library, so hashes are compared hex digit by hex digit, counting
+-- differing bits by arithmetic.
 local id, hex, ttl, maxd = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
-local hi, lo = tonumber(string.sub(hex, 1, 8), 16), tonumber(string.sub(hex, 9, 16), 16)
 
-local function popcount(x)
-  local n = 0
-  while x ~= 0 do
-    x = bit.band(x, x - 1)
-    n = n + 1
-  end
-  return n
-end
-
+-- distance is the Hamming distance between hex and m's hash, or something
+-- above maxd once it is known to be.
 local function distance(m)
-  local mhi, mlo = tonumber(string.sub(m, 1, 8), 16), tonumber(string.sub(m, 9, 16), 16)
-  return popcount(bit.bxor(hi, mhi)) + popcount(bit.bxor(lo, mlo))
+  local d = 0
+  for i = 1, 16 do
+    if string.byte(hex, i) ~= string.byte(m, i) then
+      local a, b = tonumber(string.sub(hex, i, i), 16), tonumber(string.sub(m, i, i), 16)
+      for _ = 1, 4 do
+        if a % 2 ~= b % 2 then
+          d = d + 1
+        end
+        a, b = math.floor(a / 2), math.floor(b / 2)
+      end
+      if d > maxd then
+        return d
+      end
+    end
+  end
+  return d
 end
 
 local best, bestd
