@@ -2,7 +2,7 @@ package dedup
 
 import (
 	"encoding/binary"
-	"math"
+	"math/bits"
 	"time"
 )
 
@@ -10,65 +10,92 @@ import (
 type bloomShape struct {
 	gran, window int64   // milliseconds
 	lookback     int64   // L = window / granularity; a check reads L+1 slices
+	capacity     int64   // n, fingerprints per slice
 	sliceErr     float64 // ε / (L+1)
-	bits         uint64  // m, bits per slice
 	blocks       int     // B, Redis strings per slice
-	blockBits    uint64  // bits per block, ceil(m / B)
-	k            int     // bits per fingerprint
+	blockLines   uint64  // lines of lineBytes per block
+	k            int     // bits per fingerprint, all in one line
 }
 
 // newBloomShape sizes the slices: each holds Capacity at ErrorRate/(L+1),
-// since a check's false positives add up over the L+1 slices it reads.
+// since a check's false positives add up over the L+1 slices it reads. The
+// fewest lines that reach that rate are split into blocks of at most
+// MaxBlockBits, and each block is then grown to fill the allocator size
+// class it occupies anyway, which lowers the rate for free; k is chosen
+// for the final size.
 func newBloomShape(o Options) bloomShape {
-	s := bloomShape{gran: o.Granularity.Milliseconds(), window: o.Window.Milliseconds()}
+	s := bloomShape{gran: o.Granularity.Milliseconds(), window: o.Window.Milliseconds(), capacity: o.Capacity}
 	s.lookback = s.window / s.gran
 	s.sliceErr = o.ErrorRate / float64(s.lookback+1)
-	s.bits = OptimalBits(o.Capacity, s.sliceErr)
-	s.k = OptimalHashes(s.sliceErr)
-	s.blocks = int((s.bits + o.MaxBlockBits - 1) / o.MaxBlockBits)
-	s.blockBits = (s.bits + uint64(s.blocks) - 1) / uint64(s.blocks)
+	lines := linesFor(o.Capacity, s.sliceErr)
+	maxLines := o.MaxBlockBits / lineBits
+	s.blocks = int((lines + maxLines - 1) / maxLines)
+	s.blockLines = fillClass((lines+uint64(s.blocks)-1)/uint64(s.blocks), maxLines)
+	s.k, _ = bestHashes(s.bits(), o.Capacity)
 	return s
 }
 
-// OptimalBits is the Bloom filter size for n elements at false-positive
-// rate eps: ceil(n·log2(e)·log2(1/eps)).
-func OptimalBits(n int64, eps float64) uint64 {
-	return uint64(math.Ceil(float64(n) * math.Log2E * math.Log2(1/eps)))
-}
+// bits is m, the bits of one slice.
+func (s bloomShape) bits() uint64 { return uint64(s.blocks) * s.blockLines * lineBits }
 
-// OptimalHashes is the number of bits per element at rate eps:
-// round(log2(1/eps)), at least 1.
-func OptimalHashes(eps float64) int {
-	return max(1, int(math.Round(math.Log2(1/eps))))
-}
-
-// ExpectedErrorRate is the false-positive rate of one Bloom filter of m
-// bits holding n elements with k bits each: (1 - e^(-kn/m))^k.
-func ExpectedErrorRate(m uint64, n int64, k int) float64 {
-	return math.Pow(1-math.Exp(-float64(k)*float64(n)/float64(m)), float64(k))
-}
+// blockBytes is the length of one block's Redis string.
+func (s bloomShape) blockBytes() uint64 { return s.blockLines * lineBytes }
 
 // granule is the index of the slice that holds time t (unix ms).
 func (s bloomShape) granule(ms int64) int64 {
 	return floorDiv(ms, s.gran)
 }
 
-// appendPositions appends the fingerprint's block and k bit offsets as
-// big-endian uint32s. h1 and h2 are the first two 64-bit words of the
-// SHA1 (enhanced double hashing, Dillinger & Manolios); the block comes
-// from the last 32 bits, which the bit offsets do not use.
-func (s bloomShape) appendPositions(dst []byte, fp Fingerprint) []byte {
-	h1 := binary.BigEndian.Uint64(fp[0:8])
-	h2 := binary.BigEndian.Uint64(fp[8:16])
+// position is where a fingerprint lives in every slice: its block, the
+// byte range of its line in that block (as GETRANGE wants it) and its k
+// bits in the line, two bytes each: the byte's index in the line and the
+// bit's mask in that byte (most significant bit first, as GETBIT counts),
+// sorted by bit.
+type position struct {
+	block    int
+	from, to uint64
+}
+
+// locate returns fp's position, appending its bits to dst. The block comes
+// from bytes 16..19 of the SHA1, the line from bytes 0..7, and the k
+// distinct bits from a splitmix64 stream seeded with bytes 8..15, 11 bits
+// at a time.
+func (s bloomShape) locate(dst []byte, fp Fingerprint) (position, []byte) {
 	block := binary.BigEndian.Uint32(fp[16:20]) % uint32(s.blocks)
-	dst = binary.BigEndian.AppendUint32(dst, block)
-	x, y := h1%s.blockBits, h2%s.blockBits
-	for i := 0; i < s.k; i++ {
-		dst = binary.BigEndian.AppendUint32(dst, uint32(x))
-		x = (x + y) % s.blockBits
-		y = (y + uint64(i)) % s.blockBits
+	line := binary.BigEndian.Uint64(fp[0:8]) % s.blockLines
+	var used [lineBits / 64]uint64
+	seed := binary.BigEndian.Uint64(fp[8:16])
+	var word uint64
+	left := 0
+	for n := 0; n < s.k; {
+		if left < posBits {
+			seed, word, left = splitmix64(seed)
+		}
+		bit := word & (lineBits - 1)
+		word, left = word>>posBits, left-posBits
+		if used[bit/64]&(1<<(bit%64)) != 0 {
+			continue
+		}
+		used[bit/64] |= 1 << (bit % 64)
+		n++
 	}
-	return dst
+	for w, u := range used { // in bit order, so the pairs come sorted by byte
+		for ; u != 0; u &= u - 1 {
+			bit := w*64 + bits.TrailingZeros64(u)
+			dst = append(dst, byte(bit/8), 0x80>>(bit%8))
+		}
+	}
+	from := line * lineBytes
+	return position{block: int(block), from: from, to: from + lineBytes - 1}, dst
+}
+
+// splitmix64 advances the state and returns it with 64 bits of output.
+func splitmix64(state uint64) (next, out uint64, n int) {
+	state += 0x9e3779b97f4a7c15
+	z := state
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return state, z ^ (z >> 31), 64
 }
 
 // bloomMode builds the bloom scripts' keys and arguments.
@@ -89,12 +116,16 @@ func (m bloomMode) call(fps []Fingerprint, nowMs, guess int64) scriptCall {
 			c.modeKeys = append(c.modeKeys, m.keys.slice(g, b))
 		}
 	}
-	packed := make([]byte, 0, len(fps)*4*(m.shape.k+1))
-	for _, fp := range fps {
-		packed = m.shape.appendPositions(packed, fp)
-	}
 	s := m.shape
-	c.modeArgs = []any{nowMs, lo, s.gran, s.window, s.lookback, s.blocks, s.k, s.blockBits, packed}
+	packed := make([]byte, 0, len(fps)*2*s.k)
+	c.modeArgs = make([]any, 9, 9+3*len(fps))
+	for _, fp := range fps {
+		var p position
+		p, packed = s.locate(packed, fp)
+		c.modeArgs = append(c.modeArgs, p.block, p.from, p.to)
+	}
+	lastBit := s.blockBytes()*8 - 1
+	copy(c.modeArgs, []any{nowMs, lo, s.gran, s.window, s.lookback, s.blocks, s.k, lastBit, packed})
 	return c
 }
 

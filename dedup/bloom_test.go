@@ -17,45 +17,74 @@ func TestBloomShape(t *testing.T) {
 			t.Fatalf("L = %d, slice ε = %v", s.lookback, s.sliceErr)
 		}
 	})
-	t.Run("optimal bits and hashes", func(t *testing.T) {
-		if perElem := float64(s.bits) / 1e6; math.Abs(perElem-14.38) > 0.01 || s.k != 10 {
-			t.Fatalf("%.2f bits per element, k = %d", perElem, s.k)
+	t.Run("blocked rate at capacity within the slice ε", func(t *testing.T) {
+		got := BlockedErrorRate(s.bits(), o.Capacity, s.k, lineBits)
+		if got > s.sliceErr || s.k < 8 || s.k > 12 {
+			t.Fatalf("rate %v (slice ε %v), k = %d", got, s.sliceErr, s.k)
 		}
-		if got := ExpectedErrorRate(s.bits, 1_000_000, s.k); got > 1.05*s.sliceErr {
-			t.Fatalf("expected rate %v above slice ε %v", got, s.sliceErr)
+		if fewer := s.bits() - lineBits; BlockedErrorRate(fewer, o.Capacity, s.k, lineBits) <= got {
+			t.Fatal("rate does not fall with more bits")
+		}
+	})
+	t.Run("block fills its allocator size class", func(t *testing.T) {
+		b := s.blockBytes()
+		class := allocClass(b + sdsOverhead(b))
+		if b+sdsOverhead(b) > class || b+lineBytes+sdsOverhead(b+lineBytes) <= class {
+			t.Fatalf("block of %d bytes in class %d", b, class)
+		}
+		if minimal := linesFor(o.Capacity, s.sliceErr); s.blockLines < minimal {
+			t.Fatalf("%d lines, fewer than the %d needed", s.blockLines, minimal)
 		}
 	})
 	t.Run("one block below the cap, split above", func(t *testing.T) {
 		if s.blocks != 1 {
 			t.Fatalf("%d blocks", s.blocks)
 		}
+		o := o
 		o.MaxBlockBits = 1 << 20
 		split := newBloomShape(o)
-		if split.blocks != int((s.bits+(1<<20)-1)>>20) || split.blockBits > 1<<20 || uint64(split.blocks)*split.blockBits < s.bits {
+		if split.blocks < 2 || split.blockBytes()*8 > 1<<20 || split.bits() < linesFor(o.Capacity, s.sliceErr)*lineBits {
 			t.Fatalf("split %+v", split)
 		}
 	})
-	t.Run("positions in range and spread over blocks", func(t *testing.T) {
+	t.Run("positions in range, distinct and spread over blocks", func(t *testing.T) {
+		o := o
 		o.MaxBlockBits = 1 << 20
 		split := newBloomShape(o)
-		seen := map[uint32]bool{}
+		blocks := map[int]bool{}
 		for _, fp := range testFPs("pos", 2000) {
-			p := split.appendPositions(nil, fp)
-			seen[be32(p)] = true
-			for i := 4; i < len(p); i += 4 {
-				if uint64(be32(p[i:])) >= split.blockBits {
-					t.Fatalf("bit %d beyond block of %d", be32(p[i:]), split.blockBits)
+			p, bits := split.locate(nil, fp)
+			blocks[p.block] = true
+			if p.from%lineBytes != 0 || p.to != p.from+lineBytes-1 || p.to >= split.blockBytes() {
+				t.Fatalf("line %d..%d in a block of %d bytes", p.from, p.to, split.blockBytes())
+			}
+			if len(bits) != 2*split.k {
+				t.Fatalf("%d bytes of bits for k = %d", len(bits), split.k)
+			}
+			seen := map[[2]byte]bool{}
+			for i := 0; i < len(bits); i += 2 {
+				pair := [2]byte{bits[i], bits[i+1]}
+				if seen[pair] || bits[i+1] == 0 || bits[i+1]&(bits[i+1]-1) != 0 {
+					t.Fatalf("bit pair %v repeated or not one bit", pair)
 				}
+				seen[pair] = true
 			}
 		}
-		if len(seen) != split.blocks {
-			t.Fatalf("%d of %d blocks used", len(seen), split.blocks)
+		if len(blocks) != split.blocks {
+			t.Fatalf("%d of %d blocks used", len(blocks), split.blocks)
 		}
 	})
 }
 
-func be32(b []byte) uint32 {
-	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+func TestAllocClass(t *testing.T) {
+	for _, tt := range []struct{ n, want uint64 }{
+		{1, 16}, {100, 112}, {129, 160}, {256, 256}, {257, 320},
+		{16385, 20480}, {2338000, 2621440}, {1 << 29, 1 << 29},
+	} {
+		if got := allocClass(tt.n); got != tt.want {
+			t.Errorf("allocClass(%d) = %d, want %d", tt.n, got, tt.want)
+		}
+	}
 }
 
 // TestFilter_Expiry lets real time pass (the server's clock): window 2s,
@@ -123,8 +152,8 @@ func TestFilter_BlockSplit(t *testing.T) {
 		t.Run("one key per block at full size", func(t *testing.T) {
 			for b := range shape.blocks {
 				key := keys{ns: o.Namespace}.slice(g, b)
-				if n := rdb.StrLen(ctx, key).Val(); uint64(n) != (shape.blockBits+7)/8 {
-					t.Fatalf("block %s: %d bytes, want %d", key, n, (shape.blockBits+7)/8)
+				if n := rdb.StrLen(ctx, key).Val(); uint64(n) != shape.blockBytes() {
+					t.Fatalf("block %s: %d bytes, want %d", key, n, shape.blockBytes())
 				}
 			}
 		})
@@ -154,7 +183,7 @@ func TestFilter_Prepare(t *testing.T) {
 		g := shape.granule(clock.Now().UnixMilli())
 		for _, gg := range []int64{g, g + 1} {
 			key := keys{ns: o.Namespace}.slice(gg, 0)
-			if n := rdb.StrLen(ctx, key).Val(); uint64(n) != (shape.blockBits+7)/8 {
+			if n := rdb.StrLen(ctx, key).Val(); uint64(n) != shape.blockBytes() {
 				t.Fatalf("%s: %d bytes", key, n)
 			}
 			// miniredis keeps a TTL, not a deadline, so its answer drifts

@@ -50,7 +50,8 @@ type Options struct {
 	// live slices (each slice is sized for ErrorRate / (slices)).
 	ErrorRate float64
 	// MaxBlockBits caps the bits of one Redis string; bigger slices are
-	// split into blocks by fingerprint prefix. 0 means DefaultMaxBlockBits.
+	// split into blocks by fingerprint prefix. 0 means DefaultMaxBlockBits;
+	// at least 1024, one line of the blocked filter.
 	MaxBlockBits uint64
 	// Now gives the time; nil uses the Redis server's clock (TIME inside
 	// the script), so masters whose clocks disagree still agree on slices.
@@ -105,8 +106,8 @@ func (o Options) validateBloom() error {
 		return fmt.Errorf("Capacity: %d is not positive", o.Capacity)
 	case !(o.ErrorRate > 0 && o.ErrorRate < 1):
 		return fmt.Errorf("ErrorRate: %v is not in (0, 1)", o.ErrorRate)
-	case o.MaxBlockBits < 64 || o.MaxBlockBits > DefaultMaxBlockBits:
-		return fmt.Errorf("MaxBlockBits: %d is not in [64, 2^32]", o.MaxBlockBits)
+	case o.MaxBlockBits < lineBits || o.MaxBlockBits > DefaultMaxBlockBits:
+		return fmt.Errorf("MaxBlockBits: %d is not in [%d, 2^32]", o.MaxBlockBits, lineBits)
 	}
 	return nil
 }
