@@ -77,10 +77,13 @@ type DedupMemory struct {
 // DedupReport is the whole comparison.
 type DedupReport struct {
 	Opts                 DedupOptions
-	Slices               int     // L+1 live bloom slices
-	SliceErr             float64 // ε per slice
+	Sizing               dedup.Sizing // the bloom slices' layout
+	Slices               int          // L+1 live bloom slices
+	SliceErr             float64      // configured ε per slice
+	AchievedErr          float64      // ε of a full slice with the real m, n, k
 	K                    int
 	OptimumBitsPerElem   float64 // Bloom optimum for SliceErr
+	AchievedOptimumBits  float64 // Bloom optimum for AchievedErr
 	TotalOptimumBitsElem float64 // Bloom optimum for the total ε, for reference
 	Rates                []DedupRate
 	Memory               []DedupMemory
@@ -108,7 +111,10 @@ type dedupRun struct {
 }
 
 func (r *dedupRun) run(ctx context.Context) (DedupReport, error) {
-	rep := r.header()
+	rep, err := r.header()
+	if err != nil {
+		return rep, err
+	}
 	for _, m := range []dedup.Mode{dedup.ModeBloom, dedup.ModeExact, dedup.ModeSet} {
 		rate, mem, err := r.insertAll(ctx, m)
 		if err != nil {
@@ -128,13 +134,19 @@ func (r *dedupRun) run(ctx context.Context) (DedupReport, error) {
 	return rep, nil
 }
 
-func (r *dedupRun) header() DedupReport {
+func (r *dedupRun) header() (DedupReport, error) {
 	o := r.opts
-	slices := int(o.Window/o.Granularity) + 1
-	eps := o.ErrorRate / float64(slices)
-	return DedupReport{Opts: o, Slices: slices, SliceErr: eps, K: dedup.OptimalHashes(eps),
-		OptimumBitsPerElem:   float64(dedup.OptimalBits(int64(o.N), eps)) / float64(o.N),
-		TotalOptimumBitsElem: float64(dedup.OptimalBits(int64(o.N), o.ErrorRate)) / float64(o.N)}
+	f, _, err := r.filter(dedup.ModeBloom)
+	if err != nil {
+		return DedupReport{}, err
+	}
+	sz := f.Sizing()
+	perElem := func(eps float64) float64 { return float64(dedup.OptimalBits(int64(o.N), eps)) / float64(o.N) }
+	return DedupReport{Opts: o, Sizing: sz, Slices: sz.Slices, SliceErr: sz.SliceErrorRate,
+		AchievedErr: sz.ExpectedSliceErrorRate, K: sz.K,
+		OptimumBitsPerElem:   perElem(sz.SliceErrorRate),
+		AchievedOptimumBits:  perElem(sz.ExpectedSliceErrorRate),
+		TotalOptimumBitsElem: perElem(o.ErrorRate)}, nil
 }
 
 // filter returns a filter of mode m under a namespace of its own.
@@ -255,7 +267,10 @@ func WriteDedup(w io.Writer, rep DedupReport) error {
 	o := rep.Opts
 	fmt.Fprintf(w, "dupefilter on the local Redis: n=%d, batch=%d, window=%v, granularity=%v -> %d live slices\n",
 		o.N, o.Batch, o.Window, o.Granularity, rep.Slices)
-	fmt.Fprintf(w, "total ε=%g, per-slice ε=%.3g (ε/%d), k=%d\n\n", o.ErrorRate, rep.SliceErr, rep.Slices, rep.K)
+	sz := rep.Sizing
+	fmt.Fprintf(w, "total ε=%g, per-slice ε=%.3g (ε/%d) configured, %.3g achieved at capacity\n", o.ErrorRate, rep.SliceErr, rep.Slices, rep.AchievedErr)
+	fmt.Fprintf(w, "slice: blocked Bloom, m=%d bits (%.2f/fp) in %d string(s) of %d bytes, %d-bit lines, k=%d\n\n",
+		sz.Bits, float64(sz.Bits)/float64(o.N), sz.Blocks, sz.BlockBytes, sz.LineBits, rep.K)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "method\tchecks\tchecks/s\tvs (b)\tnote")
 	base := scrapyRate(rep.Rates)
@@ -267,12 +282,16 @@ func WriteDedup(w io.Writer, rep DedupReport) error {
 	}
 	fmt.Fprintf(w, "\nRedis memory after inserting %d fingerprints (INFO used_memory delta):\n", o.N)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "mode\tbytes/fp\tbits/fp\tvs Bloom optimum at slice ε")
-	for _, m := range rep.Memory {
-		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2fx\n", m.Mode, m.BytesPerFP, m.BitsPerElem, m.BitsPerElem/rep.OptimumBitsPerElem)
+	fmt.Fprintln(tw, "mode\tbytes/fp\tbits/fp\tvs optimum at configured slice ε\tvs optimum at achieved slice ε")
+	ratio := func(bits float64) string {
+		return fmt.Sprintf("%.2fx\t%.2fx", bits/rep.OptimumBitsPerElem, bits/rep.AchievedOptimumBits)
 	}
-	fmt.Fprintf(tw, "Bloom optimum, slice ε=%.3g\t%.2f\t%.2f\t1.00x\n", rep.SliceErr, rep.OptimumBitsPerElem/8, rep.OptimumBitsPerElem)
-	fmt.Fprintf(tw, "Bloom optimum, total ε=%g\t%.2f\t%.2f\t%.2fx\n", o.ErrorRate, rep.TotalOptimumBitsElem/8, rep.TotalOptimumBitsElem, rep.TotalOptimumBitsElem/rep.OptimumBitsPerElem)
+	for _, m := range rep.Memory {
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%s\n", m.Mode, m.BytesPerFP, m.BitsPerElem, ratio(m.BitsPerElem))
+	}
+	fmt.Fprintf(tw, "Bloom optimum, configured slice ε=%.3g\t%.2f\t%.2f\t%s\n", rep.SliceErr, rep.OptimumBitsPerElem/8, rep.OptimumBitsPerElem, ratio(rep.OptimumBitsPerElem))
+	fmt.Fprintf(tw, "Bloom optimum, achieved slice ε=%.3g\t%.2f\t%.2f\t%s\n", rep.AchievedErr, rep.AchievedOptimumBits/8, rep.AchievedOptimumBits, ratio(rep.AchievedOptimumBits))
+	fmt.Fprintf(tw, "Bloom optimum, total ε=%g\t%.2f\t%.2f\t%s\n", o.ErrorRate, rep.TotalOptimumBitsElem/8, rep.TotalOptimumBitsElem, ratio(rep.TotalOptimumBitsElem))
 	return tw.Flush()
 }
 
@@ -293,7 +312,7 @@ func (r *dedupRun) fullSlices(ctx context.Context) (DedupRate, error) {
 	if err != nil {
 		return DedupRate{}, err
 	}
-	if err := r.fillOlderSlices(ctx, ns); err != nil {
+	if err := r.fillOlderSlices(ctx, ns, f.Sizing()); err != nil {
 		return DedupRate{}, err
 	}
 	start, done := time.Now(), 0
@@ -309,20 +328,21 @@ func (r *dedupRun) fullSlices(ctx context.Context) (DedupRate, error) {
 		Note:         fmt.Sprintf("all %d slices live, older ones full", r.opts.Window/r.opts.Granularity+1)}, nil
 }
 
-func (r *dedupRun) fillOlderSlices(ctx context.Context, ns string) error {
+func (r *dedupRun) fillOlderSlices(ctx context.Context, ns string, sz dedup.Sizing) error {
 	now, err := r.rdb.Time(ctx).Result()
 	if err != nil {
 		return fmt.Errorf("bench dedup: redis time: %w", err)
 	}
 	gran := r.opts.Granularity.Milliseconds()
 	g := now.UnixMilli() / gran
-	bytes := (dedup.OptimalBits(int64(r.opts.N), r.opts.ErrorRate/float64(r.opts.Window/r.opts.Granularity+1)) + 7) / 8
 	for old := g - int64(r.opts.Window/r.opts.Granularity); old < g; old++ {
-		key := ns + ":bloom:" + strconv.FormatInt(old, 10) + ":0"
-		if err := fillRandom(ctx, r, key, int64(bytes)); err != nil {
-			return err
+		for b := range sz.Blocks {
+			key := ns + ":bloom:" + strconv.FormatInt(old, 10) + ":" + strconv.Itoa(b)
+			if err := fillRandom(ctx, r, key, sz.BlockBytes); err != nil {
+				return err
+			}
+			r.rdb.PExpireAt(ctx, key, time.UnixMilli((old+1)*gran).Add(r.opts.Window))
 		}
-		r.rdb.PExpireAt(ctx, key, time.UnixMilli((old+1)*gran).Add(r.opts.Window))
 	}
 	return nil
 }
