@@ -173,7 +173,7 @@ func (m *Master) tendJob(ctx context.Context, name string) error {
 }
 
 // jobIdle reports whether a job has nothing to do: finished, with no round
-// scheduled after.
+// scheduled after, or indexed by a submission that has not written it yet.
 func (m *Master) jobIdle(ctx context.Context, jk cluster.JobKeys) (bool, error) {
 	vals, err := m.deps.Redis.HMGet(ctx, jk.State(), cluster.StateField, cluster.StateNextRoundAt).Result()
 	if err != nil {
@@ -181,7 +181,7 @@ func (m *Master) jobIdle(ctx context.Context, jk cluster.JobKeys) (bool, error) 
 	}
 	state, _ := vals[0].(string)
 	next, _ := vals[1].(string)
-	return state == cluster.StateFinished && next == "", nil
+	return state == "" || (state == cluster.StateFinished && next == ""), nil
 }
 
 func (m *Master) renewJob(ctx context.Context, name string, jk cluster.JobKeys, owned *ownedJob) error {

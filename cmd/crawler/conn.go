@@ -35,16 +35,23 @@ func (c *clusterFlags) register(cmd *cobra.Command) {
 
 func (c *clusterFlags) keys() cluster.Keys { return cluster.Keys{Prefix: c.prefix} }
 
-// openRedis connects to the Redis URL and checks that it answers.
+// openRedis connects to Redis and checks that it answers. The URL is one of
+//
+//	redis://[user:pass@]host:port/db              a single server
+//	redis://[user:pass@]host1:port,host2:port     Redis Cluster (its seed nodes)
+//	redis+sentinel://[user:pass@]h1:26379,h2:26379/mastername[/db]   Sentinel
+//
+// (rediss:// for TLS). Every key one script touches shares a hash tag, so
+// the cluster's processes work unchanged on Redis Cluster.
 func openRedis(ctx context.Context, url string) (redis.UniversalClient, error) {
-	opts, err := redis.ParseURL(url)
+	opts, err := parseRedisURL(url)
 	if err != nil {
 		return nil, fmt.Errorf("--redis: %q: %w", redactURL(url), err)
 	}
 	opts.MaxRetries = 5
 	opts.MinRetryBackoff = 100 * time.Millisecond
 	opts.MaxRetryBackoff = 2 * time.Second
-	rdb := redis.NewClient(opts)
+	rdb := redis.NewUniversalClient(opts)
 	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := rdb.Ping(pingCtx).Err(); err != nil {
@@ -52,6 +59,46 @@ func openRedis(ctx context.Context, url string) (redis.UniversalClient, error) {
 		return nil, fmt.Errorf("--redis: no answer from %s: %w", redactURL(url), err)
 	}
 	return rdb, nil
+}
+
+// parseRedisURL reads the three URL forms openRedis takes.
+func parseRedisURL(raw string) (*redis.UniversalOptions, error) {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return nil, fmt.Errorf("not a redis:// URL")
+	}
+	sentinel := scheme == "redis+sentinel" || scheme == "rediss+sentinel"
+	if sentinel {
+		scheme = strings.TrimSuffix(scheme, "+sentinel")
+	}
+	if scheme != "redis" && scheme != "rediss" {
+		return nil, fmt.Errorf("scheme %q is not redis, rediss or redis+sentinel", scheme)
+	}
+	userinfo, hostsPath := "", rest
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		userinfo, hostsPath = rest[:at+1], rest[at+1:]
+	}
+	hosts, path, _ := strings.Cut(hostsPath, "/")
+	addrs := strings.Split(hosts, ",")
+	master := ""
+	if sentinel {
+		master, path, _ = strings.Cut(path, "/")
+		if master == "" {
+			return nil, fmt.Errorf("sentinel URL names no master: want redis+sentinel://host:26379/mastername")
+		}
+	}
+	// Parse the first address with the standard parser for auth, db and TLS.
+	single, err := redis.ParseURL(scheme + "://" + userinfo + addrs[0] + "/" + path)
+	if err != nil {
+		return nil, err
+	}
+	if len(addrs) > 1 && !sentinel && single.DB != 0 {
+		return nil, fmt.Errorf("Redis Cluster has only database 0")
+	}
+	return &redis.UniversalOptions{
+		Addrs: addrs, MasterName: master, Username: single.Username, Password: single.Password,
+		DB: single.DB, TLSConfig: single.TLSConfig, IsClusterMode: len(addrs) > 1 && !sentinel,
+	}, nil
 }
 
 // redactURL hides a password in a URL, for messages.

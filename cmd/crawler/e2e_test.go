@@ -33,15 +33,20 @@ var e2eSite = demosite.Options{Details: 1000, PerPage: 30, Overlap: 10}
 // clusterEnv is one test's cluster: its Redis key prefix and MongoDB.
 type clusterEnv struct {
 	redis, prefix, mongo, db string
-	rdb                      *redis.Client
+	rdb                      redis.UniversalClient
 	keys                     cluster.Keys
+	slaveArgs                []string // extra flags for every slave
+	masterArgs               []string // extra flags for every master
 }
 
 func newClusterEnv(t *testing.T) clusterEnv {
 	rdb, keys := testenv.Redis(t)
-	uri, db := testenv.MongoDBURI(t)
+	uri, db := testMongo(t)
 	return clusterEnv{redis: testenv.RedisURL(), prefix: keys.Prefix, mongo: uri, db: db, rdb: rdb, keys: keys}
 }
+
+// testMongo is a MongoDB database of the test's own.
+func testMongo(t *testing.T) (uri, db string) { return testenv.MongoDBURI(t) }
 
 // waitSlaves waits until exactly the slaves ids are live in the node table.
 func (e clusterEnv) waitSlaves(t *testing.T, ids ...int) {
@@ -69,12 +74,23 @@ func (e clusterEnv) flags(extra ...string) []string {
 }
 
 func (e clusterEnv) startMaster(t *testing.T, name string) *proc {
-	return start(t, name, append([]string{"master", "--mongo", e.mongo, "--log-format", "json"}, e.flags()...)...)
+	args := append([]string{"master", "--id", name, "--mongo", e.mongo, "--log-format", "json"}, e.masterArgs...)
+	return start(t, name, append(args, e.flags()...)...)
 }
 
 func (e clusterEnv) startSlave(t *testing.T, id int) *proc {
-	return start(t, fmt.Sprintf("slave-%d", id), append([]string{"slave", "--id", fmt.Sprint(id),
-		"--mongo", e.mongo, "--concurrency", "8", "--log-format", "json"}, e.flags()...)...)
+	args := append([]string{"slave", "--id", fmt.Sprint(id), "--mongo", e.mongo, "--concurrency", "8",
+		"--log-format", "json"}, e.slaveArgs...)
+	return start(t, fmt.Sprintf("slave-%d", id), append(args, e.flags()...)...)
+}
+
+// waitProgress polls the job's counters until cond holds.
+func (e clusterEnv) waitProgress(t *testing.T, job, what string, cond func(client.Counters) bool) {
+	t.Helper()
+	eventually(t, 2*time.Minute, what, func() bool {
+		st, err := client.GetStatus(context.Background(), e.rdb, e.keys, job, cluster.DefaultMaxSlaves)
+		return err == nil && cond(st.Counters)
+	})
 }
 
 // submit submits the job file and checks that the job's name is printed.

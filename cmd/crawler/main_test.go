@@ -43,7 +43,7 @@ type proc struct {
 	name string
 	cmd  *exec.Cmd
 	out  *syncBuffer
-	done chan error
+	done chan struct{} // closed when the process has exited
 }
 
 // syncBuffer is a bytes.Buffer safe for a process to write while a test reads.
@@ -68,13 +68,13 @@ func (s *syncBuffer) String() string {
 // when the test ends, and its output is logged if the test failed.
 func start(t *testing.T, name string, args ...string) *proc {
 	t.Helper()
-	p := &proc{name: name, cmd: exec.Command(crawlerBin, args...), out: &syncBuffer{}, done: make(chan error, 1)}
+	p := &proc{name: name, cmd: exec.Command(crawlerBin, args...), out: &syncBuffer{}, done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	p.cmd.Env = cleanEnv()
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
-	go func() { p.done <- p.cmd.Wait() }()
+	go func() { _ = p.cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() {
 		_ = p.cmd.Process.Kill()
 		<-p.done

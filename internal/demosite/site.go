@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/text/encoding/simplifiedchinese"
 )
@@ -26,6 +27,9 @@ type Options struct {
 	// FlakyEvery makes every n-th detail page answer 503 once (default 37;
 	// <0 none).
 	FlakyEvery int
+	// Delay is added to every response, like a real site's latency, so
+	// tests can act while a crawl is in progress.
+	Delay time.Duration
 }
 
 func (o *Options) applyDefaults() {
@@ -67,6 +71,13 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.hits[r.URL.Path]++
 	s.mu.Unlock()
+	if s.opts.Delay > 0 {
+		select {
+		case <-time.After(s.opts.Delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
 	switch {
 	case r.URL.Path == "/" || r.URL.Path == "/list":
 		http.Redirect(w, r, "/list/1", http.StatusFound)
