@@ -41,6 +41,7 @@ type Counters struct {
 	Failed         int64 `json:"failed"`
 	NearDuplicates int64 `json:"near_duplicates"`
 	Retries        int64 `json:"retries"`
+	Recovered      int64 `json:"recovered"`
 	Queued         int64 `json:"queued"`
 	InFlight       int64 `json:"in_flight"`
 }
@@ -93,6 +94,7 @@ func counters(stats map[string]string) Counters {
 		InvalidLinks: n(cluster.StatInvalidLinks), Routed: n(cluster.StatRouted),
 		Stored: n(cluster.StatStored), Failed: n(cluster.StatFailed),
 		NearDuplicates: n(cluster.StatNearDuplicates), Retries: n(cluster.StatRetries),
+		Recovered: n(cluster.StatRecovered),
 	}
 	c.Discovered = c.Routed + c.Duplicates
 	return c

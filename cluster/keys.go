@@ -90,6 +90,14 @@ func (j JobKeys) Queue(slave int) string { return fmt.Sprintf("%s:queue:%d", j.t
 // scored by lease deadline (unix milliseconds).
 func (j JobKeys) Inflight(slave int) string { return fmt.Sprintf("%s:inflight:%d", j.tag, slave) }
 
+// Retry is the list of failed detail tasks re-enqueued by client
+// retry-failed, waiting for the master to route them.
+func (j JobKeys) Retry() string { return j.tag + ":retry" }
+
+// Retrying is the set of fingerprints of re-enqueued failed tasks not yet
+// acknowledged: it makes re-enqueueing and its accounting happen once.
+func (j JobKeys) Retrying() string { return j.tag + ":retrying" }
+
 // Dedup is the namespace of the job's detail-page dupefilter.
 func (j JobKeys) Dedup() string { return j.tag + ":dedup" }
 

@@ -37,6 +37,7 @@ const (
 	StatFailed         = "failed"          // detail pages recorded as failed
 	StatNearDuplicates = "near_duplicates" // stored items marked as near-duplicates
 	StatRetries        = "retries"         // transient failures retried
+	StatRecovered      = "recovered"       // failed pages stored after client retry-failed
 )
 
 // SlaveStat is the per-slave counter name for stat, e.g. "stored:3".

@@ -20,6 +20,9 @@ type Task struct {
 	Round int64 `json:"n,omitempty"`
 	// Attempt counts earlier tries that failed with a transient error.
 	Attempt int `json:"a,omitempty"`
+	// Retry marks a task re-enqueued by client retry-failed: it is already
+	// counted as failed, and moves to stored if it succeeds now.
+	Retry bool `json:"x,omitempty"`
 }
 
 // Encode returns the task's wire form.

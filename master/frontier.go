@@ -73,13 +73,14 @@ return removed
 `)
 
 // finishScript marks a job's round finished if nothing is left: no list page
-// waiting (K[2]) or in progress (K[3]) and, for every slave, no task queued
-// or in flight (K[4..], queue/inflight pairs). K[1] is the state. A: now
-// (RFC 3339), next round time or "" for none.
+// waiting (K[2]) or in progress (K[3]), no retried task waiting to be routed
+// (K[4]) and, for every slave, no task queued or in flight (K[5..],
+// queue/inflight pairs). K[1] is the state. A: now (RFC 3339), next round
+// time or "" for none.
 var finishScript = fenced(`
 if redis.call('HGET', K[1], 'state') ~= 'running' then return 0 end
-if redis.call('LLEN', K[2]) > 0 or redis.call('ZCARD', K[3]) > 0 then return 0 end
-for i = 4, #K, 2 do
+if redis.call('LLEN', K[2]) > 0 or redis.call('ZCARD', K[3]) > 0 or redis.call('LLEN', K[4]) > 0 then return 0 end
+for i = 5, #K, 2 do
   if redis.call('LLEN', K[i]) > 0 or redis.call('ZCARD', K[i + 1]) > 0 then return 0 end
 end
 redis.call('HSET', K[1], 'state', 'finished', 'finished_at', A[1])
@@ -156,8 +157,8 @@ func (f *frontier) commit(ctx context.Context, round int64, member string, count
 
 // tryFinish marks the round finished if no work is left.
 func (f *frontier) tryFinish(ctx context.Context, nextRound time.Time) (bool, error) {
-	keys := make([]string, 0, 3+2*f.maxSlaves)
-	keys = append(keys, f.keys.State(), f.keys.Frontier(), f.keys.FrontierActive())
+	keys := make([]string, 0, 4+2*f.maxSlaves)
+	keys = append(keys, f.keys.State(), f.keys.Frontier(), f.keys.FrontierActive(), f.keys.Retry())
 	for i := 0; i < f.maxSlaves; i++ {
 		keys = append(keys, f.keys.Queue(i), f.keys.Inflight(i))
 	}

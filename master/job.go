@@ -226,6 +226,7 @@ func (r *jobRunner) reclaim(ctx context.Context) {
 		return
 	}
 	r.rerouteDead(ctx, depth)
+	r.routeRetries(ctx)
 	for slave, inflight := range depth.Inflight {
 		if inflight == 0 {
 			continue

@@ -38,18 +38,33 @@ return n
 `)
 
 // ackScript acknowledges tasks in flight in KEYS[1], counting outcomes in
-// KEYS[2] (the job's stats). ARGV[1] is the slave ID; then per task four
-// values: the task, its outcome counter (stored or failed), a near-duplicate
-// flag (0/1) and the retries it took. A task no longer in flight (its lease
-// lapsed and it was reclaimed) is not counted. Returns the number counted.
+// KEYS[2] (the job's stats). KEYS[3] is the set of re-enqueued failed tasks.
+// ARGV[1] is the slave ID; then per task five values: the task, its outcome
+// (s stored, f failed, r stored after a retry, x failed again after a
+// retry), a near-duplicate flag (0/1), the retries it took, and its
+// fingerprint. A task no longer in flight (its lease lapsed and it was
+// reclaimed) is not counted; nor is a retried task no longer in KEYS[3].
+// A retried page already counts as failed: stored now, it moves from
+// failed to stored; failed again, it stays failed. Returns the number counted.
 var ackScript = redis.NewScript(`
 local slave = ARGV[1]
 local counted = 0
-for i = 2, #ARGV, 4 do
-  if redis.call('ZREM', KEYS[1], ARGV[i]) == 1 then
-    local outcome = ARGV[i + 1]
-    redis.call('HINCRBY', KEYS[2], outcome, 1)
-    redis.call('HINCRBY', KEYS[2], outcome .. ':' .. slave, 1)
+for i = 2, #ARGV, 5 do
+  local code = ARGV[i + 1]
+  local ok = redis.call('ZREM', KEYS[1], ARGV[i]) == 1
+  if ok and (code == 'r' or code == 'x') then ok = redis.call('SREM', KEYS[3], ARGV[i + 4]) == 1 end
+  if ok then
+    if code == 's' or code == 'r' then
+      redis.call('HINCRBY', KEYS[2], 'stored', 1)
+      redis.call('HINCRBY', KEYS[2], 'stored:' .. slave, 1)
+    elseif code == 'f' then
+      redis.call('HINCRBY', KEYS[2], 'failed', 1)
+      redis.call('HINCRBY', KEYS[2], 'failed:' .. slave, 1)
+    end
+    if code == 'r' then
+      redis.call('HINCRBY', KEYS[2], 'failed', -1)
+      redis.call('HINCRBY', KEYS[2], 'recovered', 1)
+    end
     if ARGV[i + 2] == '1' then redis.call('HINCRBY', KEYS[2], 'near_duplicates', 1) end
     local retries = tonumber(ARGV[i + 3])
     if retries > 0 then redis.call('HINCRBY', KEYS[2], 'retries', retries) end
@@ -179,25 +194,39 @@ type Outcome struct {
 	NearDuplicate bool
 	// Retries is how many extra tries the fetch took.
 	Retries int
+	// Retried marks a task re-enqueued by client retry-failed, whose
+	// fingerprint is FP.
+	Retried bool
+	FP      string
+}
+
+// code is the outcome's one-letter form in the ack script.
+func (o Outcome) code() string {
+	switch {
+	case o.Retried && o.Failed:
+		return "x"
+	case o.Retried:
+		return "r"
+	case o.Failed:
+		return "f"
+	}
+	return "s"
 }
 
 // Ack acknowledges tasks that slave, the holder of this in-flight set,
-// finished, and counts their outcomes in the job's stats hash; tasks no
-// longer in flight are not counted again. It returns how many were counted.
-func (l *Leased) Ack(ctx context.Context, slave int, stats string, outcomes []Outcome) (int, error) {
+// finished, and counts their outcomes in the job's stats hash (retried
+// tasks are checked off the retrying set); tasks no longer in flight are
+// not counted again. It returns how many were counted.
+func (l *Leased) Ack(ctx context.Context, slave int, stats, retrying string, outcomes []Outcome) (int, error) {
 	if len(outcomes) == 0 {
 		return 0, nil
 	}
-	args := make([]any, 0, 1+4*len(outcomes))
+	args := make([]any, 0, 1+5*len(outcomes))
 	args = append(args, slave)
 	for _, o := range outcomes {
-		counter := cluster.StatStored
-		if o.Failed {
-			counter = cluster.StatFailed
-		}
-		args = append(args, o.Task, counter, boolFlag(o.NearDuplicate), o.Retries)
+		args = append(args, o.Task, o.code(), boolFlag(o.NearDuplicate), o.Retries, o.FP)
 	}
-	n, err := ackScript.Run(ctx, l.rdb, []string{l.inflight, stats}, args...).Int()
+	n, err := ackScript.Run(ctx, l.rdb, []string{l.inflight, stats, retrying}, args...).Int()
 	if err != nil {
 		return 0, fmt.Errorf("ack %d tasks of slave %d: %w", len(outcomes), slave, err)
 	}

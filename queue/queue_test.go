@@ -148,7 +148,7 @@ func TestLeased_Ack(t *testing.T) {
 		{Task: got[2], Failed: true, Retries: 3},
 		{Task: got[3]},
 	}
-	n, err := l.Ack(f.ctx, 1, f.jk.Stats(), outcomes)
+	n, err := l.Ack(f.ctx, 1, f.jk.Stats(), f.jk.Retrying(), outcomes)
 	if err != nil || n != 4 {
 		t.Fatalf("Ack = %d, %v; want 4", n, err)
 	}
@@ -157,7 +157,7 @@ func TestLeased_Ack(t *testing.T) {
 		t.Errorf("stats = %v, want %v", got, want)
 	}
 	t.Run("acking again counts nothing", func(t *testing.T) {
-		n, err := l.Ack(f.ctx, 1, f.jk.Stats(), outcomes)
+		n, err := l.Ack(f.ctx, 1, f.jk.Stats(), f.jk.Retrying(), outcomes)
 		if err != nil || n != 0 {
 			t.Errorf("second Ack = %d, %v; want 0", n, err)
 		}
@@ -171,13 +171,37 @@ func TestLeased_Ack(t *testing.T) {
 		}
 	})
 	t.Run("a task never taken is not counted", func(t *testing.T) {
-		n, err := l.Ack(f.ctx, 1, f.jk.Stats(), []Outcome{{Task: "never taken"}})
+		n, err := l.Ack(f.ctx, 1, f.jk.Stats(), f.jk.Retrying(), []Outcome{{Task: "never taken"}})
 		if err != nil || n != 0 {
 			t.Errorf("Ack(never taken) = %d, %v; want 0", n, err)
 		}
 	})
+	t.Run("a retried task moves from failed to stored once", func(t *testing.T) {
+		g := newFixture(t, 1, 3)
+		l := g.q.Slave(1)
+		got := take(t, l, g.ctx, 3, time.Minute)
+		// Two pages failed earlier and were re-enqueued; the third was not.
+		g.rdb.HSet(g.ctx, g.jk.Stats(), "failed", 2)
+		g.rdb.SAdd(g.ctx, g.jk.Retrying(), "fp-a", "fp-b")
+		outs := []Outcome{
+			{Task: got[0], Retried: true, FP: "fp-a"},               // stored this time
+			{Task: got[1], Retried: true, FP: "fp-b", Failed: true}, // failed again
+			{Task: got[2], Retried: true, FP: "fp-c"},               // not in the retrying set
+		}
+		n, err := l.Ack(g.ctx, 1, g.jk.Stats(), g.jk.Retrying(), outs)
+		if err != nil || n != 2 {
+			t.Fatalf("Ack = %d, %v; want 2", n, err)
+		}
+		want := map[string]string{"stored": "1", "stored:1": "1", "failed": "1", "recovered": "1"}
+		if got := g.stats(t); !reflect.DeepEqual(got, want) {
+			t.Errorf("stats = %v, want %v", got, want)
+		}
+		if left := g.rdb.SCard(g.ctx, g.jk.Retrying()).Val(); left != 0 {
+			t.Errorf("%d fingerprints left in the retrying set, want 0", left)
+		}
+	})
 	t.Run("nothing to ack", func(t *testing.T) {
-		if n, err := l.Ack(f.ctx, 1, f.jk.Stats(), nil); n != 0 || err != nil {
+		if n, err := l.Ack(f.ctx, 1, f.jk.Stats(), f.jk.Retrying(), nil); n != 0 || err != nil {
 			t.Errorf("Ack(nil) = %d, %v; want 0, nil", n, err)
 		}
 	})
@@ -210,7 +234,7 @@ func TestLeased_Reclaim(t *testing.T) {
 	}
 
 	// The old holder wakes up and acknowledges: not counted.
-	if n, err := l.Ack(f.ctx, 0, f.jk.Stats(), []Outcome{{Task: lapsed[0]}}); err != nil || n != 0 {
+	if n, err := l.Ack(f.ctx, 0, f.jk.Stats(), f.jk.Retrying(), []Outcome{{Task: lapsed[0]}}); err != nil || n != 0 {
 		t.Errorf("late Ack = %d, %v; want 0", n, err)
 	}
 	if got := f.stats(t); len(got) != 0 {
@@ -221,10 +245,10 @@ func TestLeased_Reclaim(t *testing.T) {
 	if !reflect.DeepEqual(again, lapsed) {
 		t.Fatalf("next Take = %q, want the reclaimed task %q", again, lapsed)
 	}
-	if n, err := l.Ack(f.ctx, 0, f.jk.Stats(), []Outcome{{Task: again[0]}}); err != nil || n != 1 {
+	if n, err := l.Ack(f.ctx, 0, f.jk.Stats(), f.jk.Retrying(), []Outcome{{Task: again[0]}}); err != nil || n != 1 {
 		t.Errorf("Ack by the new holder = %d, %v; want 1", n, err)
 	}
-	if n, err := l.Ack(f.ctx, 0, f.jk.Stats(), []Outcome{{Task: again[0]}}); err != nil || n != 0 {
+	if n, err := l.Ack(f.ctx, 0, f.jk.Stats(), f.jk.Retrying(), []Outcome{{Task: again[0]}}); err != nil || n != 0 {
 		t.Errorf("repeated Ack = %d, %v; want 0", n, err)
 	}
 	if got, want := f.stats(t), map[string]string{"stored": "1", "stored:0": "1"}; !reflect.DeepEqual(got, want) {
@@ -271,7 +295,7 @@ func TestLeased_Release(t *testing.T) {
 	f := newFixture(t, 4, 4)
 	l := f.q.Slave(4)
 	got := take(t, l, f.ctx, 3, time.Minute)
-	if _, err := l.Ack(f.ctx, 4, f.jk.Stats(), []Outcome{{Task: got[2]}}); err != nil {
+	if _, err := l.Ack(f.ctx, 4, f.jk.Stats(), f.jk.Retrying(), []Outcome{{Task: got[2]}}); err != nil {
 		t.Fatal(err)
 	}
 	n, err := l.Release(f.ctx, []string{got[0], got[1], got[2]})

@@ -90,7 +90,7 @@ func (a *acker) flush(ctx context.Context) bool {
 	for j, outs := range batches {
 		for start := 0; start < len(outs); start += ackBatch {
 			part := outs[start:min(start+ackBatch, len(outs))]
-			if _, err := j.queue.Ack(ctx, a.s.opts.ID, j.keys.Stats(), part); err != nil {
+			if _, err := j.queue.Ack(ctx, a.s.opts.ID, j.keys.Stats(), j.keys.Retrying(), part); err != nil {
 				a.log.Warn("acknowledge tasks; will retry", zap.String("job", j.name), zap.Error(err))
 				a.requeue(j, outs[start:])
 				ok = false

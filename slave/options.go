@@ -78,10 +78,12 @@ func (o Options) Validate() error {
 	return nil
 }
 
-// ItemStore keeps items and failures. Both writes must be idempotent by ID.
+// ItemStore keeps items and failures. Writes must be idempotent by ID.
 type ItemStore interface {
 	SaveItem(ctx context.Context, it store.Item) error
 	SaveFailure(ctx context.Context, f store.Failure) error
+	// DeleteFailure drops the failure record of a page stored on retry.
+	DeleteFailure(ctx context.Context, id string) error
 }
 
 // Deps are the slave's connections.

@@ -40,7 +40,13 @@ func (s *Slave) process(ctx context.Context, w work) (queue.Outcome, error) {
 	if err := s.deps.Store.SaveItem(ctx, item); err != nil {
 		return queue.Outcome{}, fmt.Errorf("store item %s: %w", task.URL, err)
 	}
-	return queue.Outcome{Task: w.raw, NearDuplicate: item.NearDuplicateOf != "", Retries: page.Tries - 1}, nil
+	if task.Retry {
+		if err := s.deps.Store.DeleteFailure(ctx, item.ID); err != nil {
+			return queue.Outcome{}, fmt.Errorf("drop failure record of %s: %w", task.URL, err)
+		}
+	}
+	return queue.Outcome{Task: w.raw, NearDuplicate: item.NearDuplicateOf != "", Retries: page.Tries - 1,
+		Retried: task.Retry, FP: task.FP}, nil
 }
 
 // item extracts the job's fields and marks near-duplicate content.
@@ -104,7 +110,7 @@ func (s *Slave) fail(ctx context.Context, w work, task cluster.Task, cause error
 	if err := s.deps.Store.SaveFailure(ctx, f); err != nil {
 		return queue.Outcome{}, fmt.Errorf("store failure of %s: %w", task.URL, err)
 	}
-	return queue.Outcome{Task: w.raw, Failed: true, Retries: max(tries-1, 0)}, nil
+	return queue.Outcome{Task: w.raw, Failed: true, Retries: max(tries-1, 0), Retried: task.Retry, FP: task.FP}, nil
 }
 
 // attempts is how many requests a failed fetch made: one for a permanent

@@ -87,6 +87,10 @@ func (s *JSONL) SaveFailure(_ context.Context, f Failure) error {
 	return s.failures.write(f.ID, f)
 }
 
+// DeleteFailure cannot take a line back out of an append-only file: a page
+// stored on retry keeps its earlier failure line. It always succeeds.
+func (s *JSONL) DeleteFailure(context.Context, string) error { return nil }
+
 // Counts returns how many items and failures were written.
 func (s *JSONL) Counts() (items, failures int) {
 	s.mu.Lock()

@@ -65,5 +65,14 @@ const (
 	KindList   = "list"
 )
 
+// Fingerprint is the page's fingerprint, the part of ID after the job.
+func (f Failure) Fingerprint() string {
+	prefix := f.Job + ":"
+	if len(f.ID) <= len(prefix) || f.ID[:len(prefix)] != prefix {
+		return ""
+	}
+	return f.ID[len(prefix):]
+}
+
 // ItemID is the identity of a job's page: "<job>:<fingerprint>".
 func ItemID(job, fingerprint string) string { return job + ":" + fingerprint }

@@ -23,7 +23,7 @@ func newClientCmd() *cobra.Command {
 		Use:   "client",
 		Short: "Submit jobs, follow their progress and export their results",
 	}
-	cmd.AddCommand(newSubmitCmd(), newStatusCmd(), newResultsCmd())
+	cmd.AddCommand(newSubmitCmd(), newStatusCmd(), newResultsCmd(), newRetryFailedCmd())
 	return cmd
 }
 
@@ -193,5 +193,47 @@ func newResultsCmd() *cobra.Command {
 	f.StringVar(&mongo, "mongo", defaultMongo, "MongoDB URI; the path names the database")
 	f.StringVar(&job, "job", "", "job name")
 	f.StringVarP(&out, "output", "o", "", "write to this file instead of stdout")
+	return cmd
+}
+
+func newRetryFailedCmd() *cobra.Command {
+	var (
+		cf    clusterFlags
+		mongo string
+		job   string
+	)
+	cmd := &cobra.Command{
+		Use:   "retry-failed",
+		Short: "Re-enqueue a job's failed detail pages; prints how many",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if job == "" {
+				return errors.New("--job: a job name is required")
+			}
+			rdb, err := openRedis(cmd.Context(), cf.redis)
+			if err != nil {
+				return err
+			}
+			defer rdb.Close()
+			m, err := openMongo(cmd.Context(), mongo)
+			if err != nil {
+				return err
+			}
+			defer m.Close(context.Background())
+			failures, err := m.Failures(cmd.Context(), job)
+			if err != nil {
+				return err
+			}
+			n, err := client.RetryFailed(cmd.Context(), rdb, cf.keys(), job, failures)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%d failed pages of job %s re-enqueued\n", n, job)
+			return nil
+		},
+	}
+	cf.register(cmd)
+	cmd.Flags().StringVar(&mongo, "mongo", defaultMongo, "MongoDB URI; the path names the database")
+	cmd.Flags().StringVar(&job, "job", "", "job name")
 	return cmd
 }

@@ -252,3 +252,40 @@ func freePort(t *testing.T) string {
 	defer ln.Close()
 	return fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
 }
+
+// TestClient_RetryFailed: pages that failed come back; retry-failed
+// re-enqueues them, they move from failed to stored, and running it again
+// re-enqueues nothing.
+func TestClient_RetryFailed(t *testing.T) {
+	env := newClusterEnv(t)
+	site, base := serveSite(t, demosite.Options{Details: 300})
+	env.startMaster(t, "master")
+	env.startSlave(t, 0)
+	env.waitSlaves(t, 0)
+	env.submit(t, "retry", writeJob(t, "retry", base))
+	first := env.wait(t, "retry", 2*time.Minute)
+	if first.Counters.Failed != 2 {
+		t.Fatalf("first crawl failed %d pages, want the 2 gone ones", first.Counters.Failed)
+	}
+
+	site.Heal()
+	retry := func() string {
+		out, errOut, err := crawler(t, time.Minute, append([]string{"client", "retry-failed", "--job", "retry",
+			"--mongo", env.mongo}, env.flags()...)...)
+		if err != nil {
+			t.Fatalf("retry-failed: %v: %s", err, errOut)
+		}
+		return strings.TrimSpace(out)
+	}
+	if out := retry(); out != "2 failed pages of job retry re-enqueued" {
+		t.Fatalf("retry-failed printed %q", out)
+	}
+	st := env.wait(t, "retry", 2*time.Minute)
+	checkCrawl(t, site, base, st, env.results(t, "retry"), env.failedURLs(t, "retry"))
+	if st.Counters.Recovered != 2 || st.Counters.Failed != 0 {
+		t.Errorf("after retry: recovered %d, failed %d; want 2 and 0", st.Counters.Recovered, st.Counters.Failed)
+	}
+	if out := retry(); out != "0 failed pages of job retry re-enqueued" {
+		t.Errorf("second retry-failed printed %q, want nothing re-enqueued", out)
+	}
+}

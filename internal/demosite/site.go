@@ -48,10 +48,19 @@ func (o *Options) applyDefaults() {
 
 // Site is the demo site; it is an http.Handler.
 type Site struct {
-	opts  Options
-	mu    sync.Mutex
-	flaky map[int]bool // flaky pages that already failed once
-	hits  map[string]int
+	opts   Options
+	mu     sync.Mutex
+	flaky  map[int]bool // flaky pages that already failed once
+	hits   map[string]int
+	healed bool // gone pages are back
+}
+
+// Heal brings the gone pages back, as a site does after an outage: they
+// serve their articles from now on, and Expected counts them as stored.
+func (s *Site) Heal() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.healed = true
 }
 
 // New returns a site.
@@ -183,7 +192,11 @@ func (s *Site) Expected() map[string]Outcome {
 	return out
 }
 
-func (s *Site) gone(id int) bool { return s.opts.GoneEvery > 0 && id%s.opts.GoneEvery == 0 }
+func (s *Site) gone(id int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.healed && s.opts.GoneEvery > 0 && id%s.opts.GoneEvery == 0
+}
 
 func (s *Site) serveDetail(w http.ResponseWriter, r *http.Request) {
 	id, ok := pathID(r.URL.Path, "/detail/")

@@ -1,0 +1,63 @@
+package client
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/store"
+)
+
+// retryScript re-enqueues failed detail tasks for the master to route.
+// KEYS: retry list, retrying set, state. ARGV: fingerprint/task pairs. A
+// task whose fingerprint is already being retried is skipped, so running
+// retry-failed twice enqueues nothing twice. A finished job goes back to
+// running. Returns the number enqueued.
+var retryScript = redis.NewScript(`
+local n = 0
+for i = 1, #ARGV, 2 do
+  if redis.call('SADD', KEYS[2], ARGV[i]) == 1 then
+    redis.call('RPUSH', KEYS[1], ARGV[i + 1])
+    n = n + 1
+  end
+end
+if n > 0 and redis.call('HGET', KEYS[3], 'state') == 'finished' then
+  redis.call('HSET', KEYS[3], 'state', 'running')
+  redis.call('HDEL', KEYS[3], 'finished_at')
+end
+return n
+`)
+
+// RetryFailed re-enqueues a job's failed detail pages (list pages are
+// fetched again by the next round). A page stored this time moves from the
+// failed counter to stored, and its failure record is dropped; one that
+// fails again stays failed with the new reason. It returns how many pages
+// were re-enqueued.
+func RetryFailed(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, job string, failures []store.Failure) (int, error) {
+	jk := keys.Job(job)
+	if n, err := rdb.Exists(ctx, jk.State()).Result(); err != nil || n == 0 {
+		if err != nil {
+			return 0, fmt.Errorf("retry failed of job %s: %w", job, err)
+		}
+		return 0, fmt.Errorf("retry failed of job %s: %w", job, ErrJobNotFound)
+	}
+	var args []any
+	for _, f := range failures {
+		fp := f.Fingerprint()
+		if f.Kind != store.KindDetail || f.Job != job || fp == "" {
+			continue
+		}
+		task := cluster.Task{URL: f.URL, FP: fp, Job: job, Referer: f.Referer, Round: f.Round, Retry: true}
+		args = append(args, fp, task.Encode())
+	}
+	if len(args) == 0 {
+		return 0, nil
+	}
+	n, err := retryScript.Run(ctx, rdb, []string{jk.Retry(), jk.Retrying(), jk.State()}, args...).Int()
+	if err != nil {
+		return 0, fmt.Errorf("retry failed of job %s: %w", job, err)
+	}
+	return n, nil
+}
