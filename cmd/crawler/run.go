@@ -115,14 +115,19 @@ func runAllInOne(ctx context.Context, cfg runConfig, spec *cluster.JobSpec, prog
 	defer closeStore()
 
 	keys := cluster.Keys{Prefix: cfg.prefix}
-	if err := client.Submit(ctx, rdb, keys, spec); err != nil {
-		return nil, err
-	}
 	stopCluster, err := startCluster(ctx, cfg, rdb, keys, st)
 	if err != nil {
 		return nil, err
 	}
 	defer stopCluster()
+	// Submit once every slave is live, or the first to register would be
+	// routed all the work of a fast list walk.
+	if err := client.WaitSlaves(ctx, rdb, keys, cfg.slaves); err != nil {
+		return nil, err
+	}
+	if err := client.Submit(ctx, rdb, keys, spec); err != nil {
+		return nil, err
+	}
 	line := &progressLine{w: progress}
 	status, err := client.Wait(ctx, rdb, keys, spec.Name, cluster.DefaultMaxSlaves, 250*time.Millisecond, line.show)
 	line.done()

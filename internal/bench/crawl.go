@@ -21,7 +21,6 @@ import (
 	"github.com/crawler-dev/crawler/client"
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/demosite"
-	"github.com/crawler-dev/crawler/membership"
 )
 
 // CrawlOptions configures the crawl benchmark.
@@ -158,21 +157,7 @@ func (r *crawlRun) startCluster(ctx context.Context, rdb *redis.Client, slaves i
 			return err
 		}
 	}
-	reg, err := membership.New(rdb, cluster.Keys{Prefix: r.prefix}, membership.Options{})
-	if err != nil {
-		return err
-	}
-	for {
-		t, err := reg.Snapshot(ctx)
-		if err == nil && len(t.Nodes) == slaves {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("slaves did not register: %w", ctx.Err())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	return client.WaitSlaves(ctx, rdb, cluster.Keys{Prefix: r.prefix}, slaves)
 }
 
 func (r *crawlRun) start(args []string) error {
