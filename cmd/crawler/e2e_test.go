@@ -221,6 +221,44 @@ func checkCrawl(t *testing.T, site *demosite.Site, base string, st client.Status
 	for _, it := range items {
 		checkItem(t, base, it)
 	}
+	checkNearDuplicates(t, base, items, c.NearDuplicates)
+}
+
+// checkNearDuplicates checks that only the site's reposts (a copy of the
+// article before, one word changed) are marked as near-duplicates, each
+// pointing at its partner, and that most of them are found: simhash-64 at
+// distance 3 catches 35 of the site's first 40 pairs.
+func checkNearDuplicates(t *testing.T, base string, items []store.Item, counted int64) {
+	t.Helper()
+	marked, pairs := 0, 0
+	for _, it := range items {
+		id := detailID(base, it.URL)
+		if demosite.IsRepost(id) {
+			pairs++
+		}
+		if it.NearDuplicateOf == "" {
+			continue
+		}
+		marked++
+		other := detailID(base, it.NearDuplicateOf)
+		pair := (demosite.IsRepost(id) && other == id-1) || (demosite.IsRepost(other) && id == other-1)
+		if !pair {
+			t.Errorf("page %d marked a near-duplicate of page %d, which is not its repost pair", id, other)
+		}
+	}
+	if int64(marked) != counted {
+		t.Errorf("%d items marked near-duplicate, counter says %d", marked, counted)
+	}
+	if marked < pairs*3/4 {
+		t.Errorf("only %d of %d repost pairs found as near-duplicates", marked, pairs)
+	}
+}
+
+// detailID is the ID in a detail page URL of the site, or 0.
+func detailID(base, url string) int {
+	var id int
+	_, _ = fmt.Sscanf(strings.TrimPrefix(url, base), "/detail/%d", &id)
+	return id
 }
 
 // checkItem compares an item's fields with the article the site served.

@@ -17,32 +17,45 @@ type Article struct {
 
 var words = strings.Fields(`market city river council energy school music garden
 science league museum harbor budget festival station bridge forest library
-transit climate election vaccine robot orbit novel theater harvest ocean`)
+transit climate election vaccine robot orbit novel theater harvest ocean
+airport bakery canal castle cinema clinic coast cottage desert district
+factory farm ferry fountain gallery glacier highway hospital island kitchen
+lake lighthouse meadow mine monastery mountain office orchard palace park
+pier plaza prison quarry railway reef refinery reservoir road ruin school
+shipyard shore stadium statue stream street studio subway summit swamp
+temple tower tunnel valley village vineyard volcano warehouse waterfall
+wharf workshop zoo against among during toward within without because
+although while after before build carry decide explain follow gather
+improve measure notice offer prepare protect reduce report share support
+travel visit warn answer borrow celebrate compare discover invite repair`)
 
 var hanzi = []string{"城市", "经济", "科技", "教育", "文化", "体育", "环境", "交通", "健康", "艺术", "新闻", "发展"}
 
-// ArticleFor returns detail id's article. Every 25th article repeats the one
-// before it with one word changed: a near-duplicate under another URL. Every
-// 50th page (id%50 == 7) is in Chinese.
+// ArticleFor returns detail id's article. Every 25th article is a repost
+// of the one before it under another URL, with one word of the body
+// changed: a near-duplicate. Every 50th page (id%50 == 7) is in Chinese.
 func ArticleFor(id int) Article {
-	src := id
 	if id%25 == 0 && id > 1 {
-		src = id - 1
+		a := ArticleFor(id - 1)
+		a.ID = id
+		first, _, _ := strings.Cut(a.Body, " ")
+		a.Body = strings.Replace(a.Body, first, "reposted", 1)
+		return a
 	}
-	body := sentences(src, id%50 == 7)
-	if src != id {
-		body = strings.Replace(body, words[0], words[1], 1)
-	}
+	chinese := id%50 == 7
 	title := fmt.Sprintf("Item %d: %s", id, words[id%len(words)])
-	if id%50 == 7 {
+	if chinese {
 		title = fmt.Sprintf("第%d条：%s", id, hanzi[id%len(hanzi)])
 	}
 	return Article{
-		ID: id, Title: title, Body: body,
+		ID: id, Title: title, Body: sentences(id, chinese),
 		Tags:  []string{category(id), words[(id*7)%len(words)]},
 		Image: fmt.Sprintf("/img/%d.jpg", id),
 	}
 }
+
+// IsRepost reports whether detail id is a near-duplicate of id-1.
+func IsRepost(id int) bool { return id%25 == 0 && id > 1 }
 
 // sentences makes a deterministic body of about 120 words for seed.
 func sentences(seed int, chinese bool) string {
