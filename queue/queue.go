@@ -168,6 +168,26 @@ func (l *Leased) Release(ctx context.Context, entries []string) (int, error) {
 	return n, nil
 }
 
+// expiringScript returns the entries of in-flight set KEYS[1] whose lease
+// ends within ARGV[1] ms of the server's clock.
+var expiringScript = redis.NewScript(`
+local t = redis.call('TIME')
+local limit = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
+return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', limit)
+`)
+
+// Expiring returns the in-flight entries whose lease ends within d. A
+// holder that renews its entries' leases every d/2 or so finds here only
+// entries it does not know it holds: taken by a call whose reply was lost,
+// or by an earlier run of the same holder.
+func (l *Leased) Expiring(ctx context.Context, d time.Duration) ([]string, error) {
+	res, err := expiringScript.Run(ctx, l.rdb, []string{l.inflight}, d.Milliseconds()).StringSlice()
+	if err != nil && err != redis.Nil {
+		return nil, fmt.Errorf("list expiring entries of %s: %w", l.inflight, err)
+	}
+	return res, nil
+}
+
 // Queue is one job's set of per-slave task queues.
 type Queue struct {
 	rdb  redis.UniversalClient

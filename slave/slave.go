@@ -256,9 +256,10 @@ func (s *Slave) finish(ctx context.Context, acks *acker, w work) {
 	acks.add(w.job, outcome)
 }
 
-// renewLeases keeps the leases of held tasks alive.
+// renewLeases keeps the leases of held tasks alive, and hands back the
+// orphans it finds on the way.
 func (s *Slave) renewLeases(ctx context.Context) {
-	t := time.NewTicker(s.opts.TaskLease / 3)
+	t := time.NewTicker(min(s.opts.TaskLease/3, 5*time.Second))
 	defer t.Stop()
 	for {
 		select {
@@ -266,10 +267,40 @@ func (s *Slave) renewLeases(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		for j, raws := range s.held.snapshot() {
+		held := s.held.snapshot()
+		for j, raws := range held {
 			if err := j.queue.Renew(ctx, raws, s.opts.TaskLease); err != nil && ctx.Err() == nil {
 				s.log.Warn("renew task leases", zap.String("job", j.name), zap.Error(err))
 			}
+		}
+		s.releaseOrphans(ctx, held)
+	}
+}
+
+// releaseOrphans hands back the tasks in this slave's in-flight sets that
+// it does not hold: a take whose reply was lost (Redis went away mid-call)
+// or a run of this slave that died. Held tasks were just renewed to a full
+// lease and new ones taken with one, so a lease ending more than a second
+// short of a full one marks an orphan; without this it would wait out its
+// lease.
+func (s *Slave) releaseOrphans(ctx context.Context, held map[*job][]string) {
+	for _, j := range s.jobs.rotation() {
+		expiring, err := j.queue.Expiring(ctx, s.opts.TaskLease-time.Second)
+		if err != nil || len(expiring) == 0 {
+			continue
+		}
+		mine := map[string]bool{}
+		for _, raw := range held[j] {
+			mine[raw] = true
+		}
+		var orphans []string
+		for _, raw := range expiring {
+			if !mine[raw] {
+				orphans = append(orphans, raw)
+			}
+		}
+		if n, err := j.queue.Release(ctx, orphans); err == nil && n > 0 {
+			s.log.Info("handed back orphaned tasks", zap.String("job", j.name), zap.Int("tasks", n))
 		}
 	}
 }

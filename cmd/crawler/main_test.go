@@ -78,7 +78,7 @@ func start(t *testing.T, name string, args ...string) *proc {
 	t.Cleanup(func() {
 		_ = p.cmd.Process.Kill()
 		<-p.done
-		if t.Failed() {
+		if t.Failed() || os.Getenv("CRAWLER_TEST_LOGS") != "" {
 			t.Logf("--- output of %s:\n%s", name, tail(p.out.String(), 6000))
 		}
 	})

@@ -29,7 +29,12 @@ although while after before build carry decide explain follow gather
 improve measure notice offer prepare protect reduce report share support
 travel visit warn answer borrow celebrate compare discover invite repair`)
 
-var hanzi = []string{"城市", "经济", "科技", "教育", "文化", "体育", "环境", "交通", "健康", "艺术", "新闻", "发展"}
+var hanzi = strings.Fields(`城市 经济 科技 教育 文化 体育 环境 交通 健康 艺术 新闻 发展
+河流 议会 能源 学校 音乐 花园 科学 联赛 博物馆 港口 预算 节日 车站 桥梁 森林 图书馆
+气候 选举 疫苗 机器人 轨道 小说 剧院 收获 海洋 机场 面包店 运河 城堡 电影院 诊所 海岸
+沙漠 工厂 农场 渡轮 喷泉 画廊 冰川 公路 医院 岛屿 厨房 湖泊 灯塔 草地 山脉 办公室
+果园 宫殿 公园 码头 广场 铁路 水库 道路 废墟 船厂 体育场 雕像 溪流 街道 工作室 地铁
+山顶 寺庙 塔楼 隧道 山谷 村庄 葡萄园 火山 仓库 瀑布 动物园 居民 官员 研究 计划 调查`)
 
 // ArticleFor returns detail id's article. Every 25th article is a repost
 // of the one before it under another URL, with one word of the body
