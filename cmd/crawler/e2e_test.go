@@ -51,22 +51,28 @@ func testMongo(t *testing.T) (uri, db string) { return testenv.MongoDBURI(t) }
 // waitSlaves waits until exactly the slaves ids are live in the node table.
 func (e clusterEnv) waitSlaves(t *testing.T, ids ...int) {
 	t.Helper()
+	want := fmt.Sprint(ids)
+	eventually(t, time.Minute, "slaves "+want+" live", func() bool {
+		return fmt.Sprint(e.liveIDs(t)) == want
+	})
+}
+
+// liveIDs reads the IDs of the live slaves.
+func (e clusterEnv) liveIDs(t *testing.T) []int {
+	t.Helper()
 	reg, err := membership.New(e.rdb, e.keys, membership.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := fmt.Sprint(ids)
-	eventually(t, time.Minute, "slaves "+want+" live", func() bool {
-		table, err := reg.Snapshot(context.Background())
-		if err != nil {
-			return false
-		}
-		got := make([]int, len(table.Nodes))
-		for i, n := range table.Nodes {
-			got[i] = n.ID
-		}
-		return fmt.Sprint(got) == want
-	})
+	table, err := reg.Snapshot(context.Background())
+	if err != nil {
+		return nil
+	}
+	ids := make([]int, len(table.Nodes))
+	for i, n := range table.Nodes {
+		ids[i] = n.ID
+	}
+	return ids
 }
 
 func (e clusterEnv) flags(extra ...string) []string {

@@ -289,3 +289,32 @@ func TestClient_RetryFailed(t *testing.T) {
 		t.Errorf("second retry-failed printed %q, want nothing re-enqueued", out)
 	}
 }
+
+// TestFaults_SlaveSIGTERM: a slave stopped with SIGTERM stops taking tasks,
+// finishes or hands back what it holds, leaves the node table at once (not
+// after its lease) and exits 0; the crawl ends exactly right.
+func TestFaults_SlaveSIGTERM(t *testing.T) {
+	f := newFaultCrawl(t, newClusterEnv(t))
+	f.env.startMaster(t, "master")
+	slaves := f.startSlaves(t, 3)
+	f.env.submit(t, f.job, f.file)
+	f.atStored(t, 400)
+	if err := slaves[1].cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-slaves[1].done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("slave 1 did not exit within 30s of SIGTERM")
+	}
+	if code := slaves[1].cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("slave 1 exited %d after SIGTERM, want 0", code)
+	}
+	// Deregistered on the way out: gone from the table without waiting for
+	// its 5 s lease (the poll itself would see the lease lapse only later).
+	reg := f.env.liveIDs(t)
+	if fmt.Sprint(reg) != "[0 2]" {
+		t.Errorf("live slaves right after slave 1 exited: %v, want [0 2]", reg)
+	}
+	f.finish(t)
+}
