@@ -127,6 +127,22 @@ func openStore(ctx context.Context, mongoURI, output string) (crawlStore, error)
 	return openMongo(ctx, mongoURI)
 }
 
+// openProcess opens what a master or slave process needs: Redis and the
+// store (the JSON Lines file output when given, else MongoDB). The
+// returned function closes both.
+func openProcess(ctx context.Context, cf clusterFlags, mongoURI, output string) (redis.UniversalClient, crawlStore, func(), error) {
+	rdb, err := openRedis(ctx, cf.redis)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	st, err := openStore(ctx, mongoURI, output)
+	if err != nil {
+		rdb.Close()
+		return nil, nil, nil, err
+	}
+	return rdb, st, func() { _ = st.Close(context.Background()); rdb.Close() }, nil
+}
+
 // openMongo connects to the MongoDB URI.
 func openMongo(ctx context.Context, uri string) (*store.Mongo, error) {
 	if !strings.HasPrefix(uri, "mongodb://") && !strings.HasPrefix(uri, "mongodb+srv://") {

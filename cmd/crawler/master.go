@@ -46,16 +46,11 @@ func newMasterCmd() *cobra.Command {
 }
 
 func runMaster(ctx context.Context, cf clusterFlags, mongoURI, output string, opts master.Options) error {
-	rdb, err := openRedis(ctx, cf.redis)
+	rdb, st, closeAll, err := openProcess(ctx, cf, mongoURI, output)
 	if err != nil {
 		return err
 	}
-	defer rdb.Close()
-	st, err := openStore(ctx, mongoURI, output)
-	if err != nil {
-		return err
-	}
-	defer st.Close(context.Background())
+	defer closeAll()
 	m, err := master.New(opts, master.Deps{Redis: rdb, Keys: cf.keys(), Failures: st, Logger: global.logger})
 	if err != nil {
 		return err

@@ -50,16 +50,11 @@ func newSlaveCmd() *cobra.Command {
 }
 
 func runSlave(ctx context.Context, cf clusterFlags, mongoURI, output string, opts slave.Options) error {
-	rdb, err := openRedis(ctx, cf.redis)
+	rdb, st, closeAll, err := openProcess(ctx, cf, mongoURI, output)
 	if err != nil {
 		return err
 	}
-	defer rdb.Close()
-	st, err := openStore(ctx, mongoURI, output)
-	if err != nil {
-		return err
-	}
-	defer st.Close(context.Background())
+	defer closeAll()
 	s, err := slave.New(opts, slave.Deps{Redis: rdb, Keys: cf.keys(), Store: st, Logger: global.logger})
 	if err != nil {
 		return err
