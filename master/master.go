@@ -71,8 +71,12 @@ func New(opts Options, deps Deps) (*Master, error) {
 }
 
 // Run coordinates jobs until ctx is cancelled, then releases its job leases.
-// Redis errors are logged and retried on the next tick; they do not stop it.
+// It first checks that its routing settings match the cluster's. Redis
+// errors are logged and retried on the next tick; they do not stop it.
 func (m *Master) Run(ctx context.Context) error {
+	if err := m.agreeOnConfig(ctx); err != nil {
+		return fmt.Errorf("master: %w", err)
+	}
 	m.log.Info("master started", zap.Int("max_slaves", m.opts.MaxSlaves), zap.String("assign", m.opts.AssignMode))
 	ticker := time.NewTicker(m.opts.Tick)
 	defer ticker.Stop()
@@ -132,23 +136,27 @@ func (m *Master) liveRoutes() *assign.Snapshot {
 }
 
 // scanJobs renews the leases of owned jobs and takes over jobs with work
-// that nobody owns.
+// that nobody owns. The states of all jobs are read in one round trip.
 func (m *Master) scanJobs(ctx context.Context) {
 	names, err := m.deps.Redis.ZRange(ctx, m.deps.Keys.Jobs(), 0, -1).Result()
-	if err != nil {
-		if ctx.Err() == nil {
-			m.log.Warn("list jobs", zap.Error(err))
+	if err == nil {
+		var idle []bool
+		idle, err = m.jobsIdle(ctx, names)
+		for i, name := range names {
+			if err != nil {
+				break
+			}
+			if err := m.tendJob(ctx, name, idle[i]); err != nil && ctx.Err() == nil {
+				m.log.Warn("tend job", zap.String("job", name), zap.Error(err))
+			}
 		}
-		return
 	}
-	for _, name := range names {
-		if err := m.tendJob(ctx, name); err != nil && ctx.Err() == nil {
-			m.log.Warn("tend job", zap.String("job", name), zap.Error(err))
-		}
+	if err != nil && ctx.Err() == nil {
+		m.log.Warn("list jobs", zap.Error(err))
 	}
 }
 
-func (m *Master) tendJob(ctx context.Context, name string) error {
+func (m *Master) tendJob(ctx context.Context, name string, idle bool) error {
 	jk := m.deps.Keys.Job(name)
 	m.mu.Lock()
 	owned := m.jobs[name]
@@ -156,9 +164,8 @@ func (m *Master) tendJob(ctx context.Context, name string) error {
 	if owned != nil {
 		return m.renewJob(ctx, name, jk, owned)
 	}
-	idle, err := m.jobIdle(ctx, jk)
-	if err != nil || idle {
-		return err
+	if idle {
+		return nil
 	}
 	fence, err := acquireScript.Run(ctx, m.deps.Redis, []string{jk.Owner(), jk.Fence()},
 		m.opts.ID, m.opts.JobLease.Milliseconds()).Int64()
@@ -172,16 +179,26 @@ func (m *Master) tendJob(ctx context.Context, name string) error {
 	return nil
 }
 
-// jobIdle reports whether a job has nothing to do: finished, with no round
-// scheduled after, or indexed by a submission that has not written it yet.
-func (m *Master) jobIdle(ctx context.Context, jk cluster.JobKeys) (bool, error) {
-	vals, err := m.deps.Redis.HMGet(ctx, jk.State(), cluster.StateField, cluster.StateNextRoundAt).Result()
-	if err != nil {
-		return false, fmt.Errorf("read job state: %w", err)
+// jobsIdle reports for each job whether it has nothing to do: finished,
+// with no round scheduled after, or indexed by a submission that has not
+// written it yet.
+func (m *Master) jobsIdle(ctx context.Context, names []string) ([]bool, error) {
+	pipe := m.deps.Redis.Pipeline()
+	cmds := make([]*redis.SliceCmd, len(names))
+	for i, name := range names {
+		cmds[i] = pipe.HMGet(ctx, m.deps.Keys.Job(name).State(), cluster.StateField, cluster.StateNextRoundAt)
 	}
-	state, _ := vals[0].(string)
-	next, _ := vals[1].(string)
-	return state == "" || (state == cluster.StateFinished && next == ""), nil
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, fmt.Errorf("read job states: %w", err)
+	}
+	idle := make([]bool, len(names))
+	for i, c := range cmds {
+		vals := c.Val()
+		state, _ := vals[0].(string)
+		next, _ := vals[1].(string)
+		idle[i] = state == "" || (state == cluster.StateFinished && next == "")
+	}
+	return idle, nil
 }
 
 func (m *Master) renewJob(ctx context.Context, name string, jk cluster.JobKeys, owned *ownedJob) error {

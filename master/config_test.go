@@ -1,0 +1,55 @@
+package master
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/store"
+)
+
+// TestMaster_AgreeOnConfig: the first master records its routing settings;
+// a master with other settings refuses to run, naming the flag.
+func TestMaster_AgreeOnConfig(t *testing.T) {
+	rdb, keys := testenv.Redis(t)
+	failures, err := store.OpenJSONL(filepath.Join(t.TempDir(), "failed.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer failures.Close()
+	deps := Deps{Redis: rdb, Keys: keys, Failures: failures}
+	run := func(opts Options) error {
+		m, err := New(opts, deps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		return m.Run(ctx)
+	}
+
+	if err := run(Options{MaxWeight: 32}); err != nil {
+		t.Fatalf("first master: %v", err)
+	}
+	if got := rdb.HGet(context.Background(), keys.Nodes().Config(), ConfigMaxWeight).Val(); got != "32" {
+		t.Errorf("recorded max_weight %q, want 32", got)
+	}
+	if err := run(Options{MaxWeight: 32}); err != nil {
+		t.Errorf("a master with the same settings: %v", err)
+	}
+	for _, tc := range []struct {
+		opts Options
+		flag string
+	}{
+		{Options{MaxWeight: 64}, "--max-weight"},
+		{Options{MaxWeight: 32, AssignMode: "paper"}, "--assign-mode"},
+	} {
+		err := run(tc.opts)
+		if err == nil || !strings.Contains(err.Error(), tc.flag) {
+			t.Errorf("master with %+v: error %v, want one naming %s", tc.opts, err, tc.flag)
+		}
+	}
+}
