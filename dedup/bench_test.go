@@ -67,3 +67,13 @@ func newTestFilterB(b *testing.B, m Mode) (*Filter, *redis.Client, Options) {
 	}
 	return f, rdb, f.Options()
 }
+
+// BenchmarkSimhash hashes an English and a Chinese article of about a
+// thousand bytes together.
+func BenchmarkSimhash(b *testing.B) {
+	text := enA + "\n" + zhA
+	b.SetBytes(int64(len(text)))
+	for i := 0; i < b.N; i++ {
+		Simhash(text)
+	}
+}
