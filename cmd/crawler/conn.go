@@ -113,6 +113,7 @@ type crawlStore interface {
 // jsonlStore adapts store.JSONL to crawlStore.
 type jsonlStore struct{ *store.JSONL }
 
+// Close flushes and closes the files.
 func (j jsonlStore) Close(context.Context) error { return j.JSONL.Close() }
 
 // openStore opens the JSON Lines file output when given, else MongoDB.

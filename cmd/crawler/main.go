@@ -1,5 +1,10 @@
 // Command crawler is the distributed crawler: one binary for the master, the
 // slaves, the client and the all-in-one runner. See README.md.
+//
+// Each subcommand lives in a file of its own (master.go, slave.go,
+// client.go, run.go, demo.go, bench_*.go): flags, then options, then
+// dependencies, then run. root.go resolves every flag from the command
+// line, CRAWLER_<FLAG> or the --config file, in that order.
 package main
 
 func main() { Execute() }
