@@ -164,7 +164,7 @@ func (f *frontier) tryFinish(ctx context.Context, nextRound time.Time) (bool, er
 	}
 	next := ""
 	if !nextRound.IsZero() {
-		next = nextRound.UTC().Format(time.RFC3339)
+		next = nextRound.UTC().Format(time.RFC3339Nano) // whole seconds would start a 1s recrawl early
 	}
 	n, err := f.run(ctx, finishScript, keys, time.Now().UTC().Format(time.RFC3339), next).Int()
 	if err != nil {

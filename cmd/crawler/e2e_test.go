@@ -321,3 +321,55 @@ func TestCluster_Crawl(t *testing.T) {
 		t.Error("the site's offsite ad links were not counted as offsite")
 	}
 }
+
+// TestCluster_Recrawl: a job with recrawl_every re-walks its list pages on
+// schedule; detail pages seen inside the dedup window are filtered as
+// duplicates, and are fetched again, replacing their items, once the
+// window has passed.
+func TestCluster_Recrawl(t *testing.T) {
+	env := newClusterEnv(t)
+	site, base := serveSite(t, demosite.Options{Details: 40, GoneEvery: -1, FlakyEvery: -1})
+	job := demosite.JobYAML("again", base) +
+		"recrawl_every: 1s\n"
+	job = strings.Replace(job, "dedup: {window: 168h, granularity: 24h,", "dedup: {window: 4s, granularity: 1s,", 1)
+	path := filepath.Join(t.TempDir(), "again.yaml")
+	if err := os.WriteFile(path, []byte(job), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env.startMaster(t, "master")
+	env.startSlave(t, 0)
+	env.waitSlaves(t, 0)
+	env.submit(t, "again", path)
+
+	first := env.wait(t, "again", time.Minute)
+	if first.Counters.Stored != 40 {
+		t.Fatalf("first round: stored %d, want 40", first.Counters.Stored)
+	}
+	// The next round starts a second later, inside the 4 s window: every
+	// detail link is a duplicate, nothing is fetched again.
+	env.waitProgress(t, "again", "a round filtered as duplicates", func(c client.Counters) bool {
+		return c.Duplicates >= 40
+	})
+	if hits := site.Hits("/detail/1"); hits != 1 {
+		t.Errorf("/detail/1 fetched %d times inside the window, want once", hits)
+	}
+	// Later rounds, after the window (and one granule) have passed, fetch
+	// the details again.
+	env.waitProgress(t, "again", "details fetched again after the window", func(c client.Counters) bool {
+		return c.Stored >= 80
+	})
+	if hits := site.Hits("/list/1"); hits < 3 {
+		t.Errorf("/list/1 fetched %d times, want once per round (3+)", hits)
+	}
+	items := env.results(t, "again")
+	if len(items) != 40 {
+		t.Errorf("%d items after re-crawls, want 40 (replaced, not added)", len(items))
+	}
+	st, err := client.GetStatus(context.Background(), env.rdb, env.keys, "again", cluster.DefaultMaxSlaves)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := st.Counters; c.Discovered != c.Stored+c.Failed+c.Duplicates+c.Queued+c.InFlight {
+		t.Errorf("counters do not add up across rounds: %+v", c)
+	}
+}
