@@ -17,8 +17,10 @@ import (
 )
 
 // process fetches one task's page and stores its item or its failure. It
-// returns the outcome to acknowledge, or an error if nothing could be
-// stored (the task stays held and is delivered again).
+// returns the outcome to acknowledge, or an error if the task could not be
+// finished for a reason that is not the page's (Redis or the store is
+// away): then nothing is recorded against the page and it is delivered
+// again.
 func (s *Slave) process(ctx context.Context, w work) (queue.Outcome, error) {
 	task, err := cluster.DecodeTask(w.raw)
 	if err != nil {
@@ -33,9 +35,12 @@ func (s *Slave) process(ctx context.Context, w work) (queue.Outcome, error) {
 		}
 		return s.fail(ctx, w, task, err, attempts(err, spec.MaxRetries))
 	}
-	item, err := s.item(ctx, w.job, task, page)
+	item, err := s.extractItem(w.job, task, page)
 	if err != nil {
 		return s.fail(ctx, w, task, err, page.Tries)
+	}
+	if err := s.markNearDuplicate(ctx, w.job, &item); err != nil {
+		return queue.Outcome{}, err
 	}
 	if err := s.deps.Store.SaveItem(ctx, item); err != nil {
 		return queue.Outcome{}, fmt.Errorf("store item %s: %w", task.URL, err)
@@ -49,8 +54,9 @@ func (s *Slave) process(ctx context.Context, w work) (queue.Outcome, error) {
 		Retried: task.Retry, FP: task.FP}, nil
 }
 
-// item extracts the job's fields and marks near-duplicate content.
-func (s *Slave) item(ctx context.Context, j *job, task cluster.Task, page *fetch.Page) (store.Item, error) {
+// extractItem extracts the job's fields from the page; an error is the
+// page's (it cannot be parsed).
+func (s *Slave) extractItem(j *job, task cluster.Task, page *fetch.Page) (store.Item, error) {
 	doc, err := extract.Parse(page.URL, page.Body)
 	if err != nil {
 		return store.Item{}, err
@@ -60,20 +66,24 @@ func (s *Slave) item(ctx context.Context, j *job, task cluster.Task, page *fetch
 	if text == "" {
 		text = doc.Text()
 	}
-	hash := dedup.Simhash(text)
-	it := store.Item{
+	return store.Item{
 		ID: store.ItemID(task.Job, task.FP), URL: task.URL, Job: task.Job, Fields: fields,
 		FetchedAt: time.Now().UTC(), Status: page.Status, Fingerprint: task.FP, Round: task.Round,
-		Simhash: int64(hash), Referer: task.Referer, Slave: s.opts.ID,
-	}
-	match, found, err := j.near.FindOrAdd(ctx, task.URL, hash)
+		Simhash: int64(dedup.Simhash(text)), Referer: task.Referer, Slave: s.opts.ID,
+	}, nil
+}
+
+// markNearDuplicate looks the item's simhash up in the job's index; an
+// error is Redis's, not the page's.
+func (s *Slave) markNearDuplicate(ctx context.Context, j *job, it *store.Item) error {
+	match, found, err := j.near.FindOrAdd(ctx, it.URL, uint64(it.Simhash))
 	if err != nil {
-		return store.Item{}, fmt.Errorf("near-duplicate check: %w", err)
+		return fmt.Errorf("near-duplicate check of %s: %w", it.URL, err)
 	}
-	if found && match != task.URL {
+	if found && match != it.URL {
 		it.NearDuplicateOf = match
 	}
-	return it, nil
+	return nil
 }
 
 // fieldText joins the extracted text in field-name order, for the simhash.

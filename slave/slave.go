@@ -236,8 +236,9 @@ func (s *Slave) waitFreed(ctx context.Context, d time.Duration) {
 }
 
 // finish processes one task and queues its acknowledgement. A task it could
-// not finish (shutdown, or the store is down) stays held: handBack returns
-// it, or its lease lapses and the master hands it out again.
+// not finish because Redis or the store is away is let go: no longer held,
+// it is an orphan that releaseOrphans hands back once Redis answers (or its
+// lease lapses). One interrupted by shutdown stays held for handBack.
 func (s *Slave) finish(ctx context.Context, acks *acker, w work) {
 	defer func() {
 		s.busy.Add(-1)
@@ -249,7 +250,8 @@ func (s *Slave) finish(ctx context.Context, acks *acker, w work) {
 	outcome, err := s.process(ctx, w)
 	if err != nil {
 		if ctx.Err() == nil {
-			s.log.Warn("task not finished", zap.String("job", w.job.name), zap.Error(err))
+			s.log.Warn("task not finished; it will be delivered again", zap.String("job", w.job.name), zap.Error(err))
+			s.held.remove(w.job, w.raw)
 		}
 		return
 	}

@@ -169,7 +169,7 @@ func TestFaults_RedisRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = srv.Wait()
-	time.Sleep(time.Second) // the outage itself
+	time.Sleep(7 * time.Second) // the outage, longer than the node (5 s) and job (2 s) leases
 	startRedisServer(t, args...)
 	f.finish(t)
 }
