@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -26,6 +27,10 @@ type jobRunner struct {
 	filter   *dedup.Filter
 	frontier *frontier
 	queues   *queue.Queue
+	lists    *queue.Leased // the frontier as a leased list
+
+	mu         sync.Mutex
+	inProgress map[string]bool // list pages this runner's workers are processing
 }
 
 func (r *jobRunner) run(ctx context.Context) error {
@@ -89,6 +94,8 @@ func (r *jobRunner) load(ctx context.Context) error {
 	r.spec, r.filter = &spec, filter
 	r.frontier = &frontier{rdb: r.m.deps.Redis, keys: r.keys, maxSlaves: r.m.opts.MaxSlaves, fence: r.fence}
 	r.queues = queue.New(r.m.deps.Redis, r.keys)
+	r.lists = queue.NewLeased(r.m.deps.Redis, r.keys.Frontier(), r.keys.FrontierActive())
+	r.inProgress = map[string]bool{}
 	return nil
 }
 
@@ -117,8 +124,7 @@ func (r *jobRunner) takeOver(ctx context.Context) error {
 	if len(active) == 0 {
 		return nil
 	}
-	lists := queue.NewLeased(r.m.deps.Redis, r.keys.Frontier(), r.keys.FrontierActive())
-	n, err := lists.Release(ctx, active)
+	n, err := r.lists.Release(ctx, active)
 	if err != nil {
 		return fmt.Errorf("take over list pages in progress: %w", err)
 	}
@@ -214,12 +220,7 @@ func (r *jobRunner) nextRoundAt() time.Time {
 // reclaim puts list pages and detail tasks whose lease lapsed back on their
 // lists, and moves the tasks of dead slaves to live ones.
 func (r *jobRunner) reclaim(ctx context.Context) {
-	lists := queue.NewLeased(r.m.deps.Redis, r.keys.Frontier(), r.keys.FrontierActive())
-	if n, err := lists.Reclaim(ctx); err != nil {
-		r.log.Warn("reclaim list pages", zap.Error(err))
-	} else if n > 0 {
-		r.log.Info("list pages redelivered after lease", zap.Int("pages", n))
-	}
+	r.releaseOrphanPages(ctx)
 	depth, err := r.queues.Depth(ctx, r.m.opts.MaxSlaves)
 	if err != nil {
 		r.log.Warn("read queue depths", zap.Error(err))
@@ -237,6 +238,45 @@ func (r *jobRunner) reclaim(ctx context.Context) {
 		} else if n > 0 {
 			r.log.Info("tasks redelivered after lease", zap.Int("slave", slave), zap.Int("tasks", n))
 		}
+	}
+}
+
+// releaseOrphanPages puts back on the frontier the list pages in progress
+// that none of this runner's workers is processing: one whose commit
+// failed (Redis was away), or one left by an earlier owner. This master
+// owns the job alone (its fence guards every commit), so such a page is
+// nobody's; a page taken in the last second is left alone, as its worker
+// may not have recorded it yet.
+func (r *jobRunner) releaseOrphanPages(ctx context.Context) {
+	expiring, err := r.lists.Expiring(ctx, r.m.opts.ListLease-time.Second)
+	if err != nil {
+		r.log.Warn("read list pages in progress", zap.Error(err))
+		return
+	}
+	r.mu.Lock()
+	var orphans []string
+	for _, p := range expiring {
+		if !r.inProgress[p] {
+			orphans = append(orphans, p)
+		}
+	}
+	r.mu.Unlock()
+	if n, err := r.lists.Release(ctx, orphans); err != nil {
+		r.log.Warn("put orphaned list pages back", zap.Error(err))
+	} else if n > 0 {
+		r.log.Info("put orphaned list pages back on the frontier", zap.Int("pages", n))
+	}
+}
+
+// working records that a worker processes list page p, until done is called.
+func (r *jobRunner) working(p string) (done func()) {
+	r.mu.Lock()
+	r.inProgress[p] = true
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		delete(r.inProgress, p)
+		r.mu.Unlock()
 	}
 }
 

@@ -15,7 +15,6 @@ import (
 	"github.com/crawler-dev/crawler/dedup"
 	"github.com/crawler-dev/crawler/extract"
 	"github.com/crawler-dev/crawler/fetch"
-	"github.com/crawler-dev/crawler/queue"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -26,13 +25,12 @@ const idleWait = 200 * time.Millisecond
 // ctx ends or another master takes the job over. It takes nothing while no
 // slave is live, so nothing is routed to nobody.
 func (r *jobRunner) listWorker(ctx context.Context, round int64) error {
-	lists := queue.NewLeased(r.m.deps.Redis, r.keys.Frontier(), r.keys.FrontierActive())
 	for ctx.Err() == nil {
 		if r.m.liveRoutes() == nil {
 			sleep(ctx, idleWait)
 			continue
 		}
-		pages, err := lists.Take(ctx, 1, r.m.opts.ListLease)
+		pages, err := r.lists.Take(ctx, 1, r.m.opts.ListLease)
 		if err != nil {
 			if ctx.Err() == nil {
 				r.log.Warn("take list page", zap.Error(err))
@@ -44,13 +42,15 @@ func (r *jobRunner) listWorker(ctx context.Context, round int64) error {
 			sleep(ctx, idleWait)
 			continue
 		}
+		done := r.working(pages[0])
 		err = r.processList(ctx, round, pages[0])
+		done()
 		if errors.Is(err, errFenced) {
 			return err
 		}
 		if err != nil && ctx.Err() == nil {
-			// The page stays in progress; its lease lapses and it is fetched again.
-			r.log.Warn("list page not committed", zap.String("page", pages[0]), zap.Error(err))
+			// The page stays in progress, an orphan: the next reclaim puts it back.
+			r.log.Warn("list page not committed; it will be fetched again", zap.String("page", pages[0]), zap.Error(err))
 		}
 	}
 	return nil
