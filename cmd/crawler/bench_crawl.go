@@ -37,5 +37,6 @@ func newBenchCrawlCmd() *cobra.Command {
 	f.IntSliceVar(&opts.Slaves, "slaves", []int{1, 3}, "cluster sizes to measure")
 	f.IntVar(&opts.Concurrency, "concurrency", 32, "each slave's --concurrency")
 	f.DurationVar(&opts.Timeout, "timeout", 10*time.Minute, "limit for one crawl")
+	f.StringVar(&opts.MongoURI, "mongo", "", "store items to this MongoDB (a fresh database per run is best) instead of JSON Lines files")
 	return cmd
 }

@@ -144,6 +144,15 @@ func openProcess(ctx context.Context, cf clusterFlags, mongoURI, output string) 
 	return rdb, st, func() { _ = st.Close(context.Background()); rdb.Close() }, nil
 }
 
+// batched gathers a slave's item writes to MongoDB into batches of up to
+// one per fetcher, each written in one round trip; other stores as they are.
+func batched(st itemStore, concurrency int) itemStore {
+	if m, ok := st.(*store.Mongo); ok {
+		return store.NewBatchWriter(m, concurrency, 5*time.Millisecond)
+	}
+	return st
+}
+
 // openMongo connects to the MongoDB URI.
 func openMongo(ctx context.Context, uri string) (*store.Mongo, error) {
 	if !strings.HasPrefix(uri, "mongodb://") && !strings.HasPrefix(uri, "mongodb+srv://") {

@@ -186,7 +186,7 @@ func startCluster(ctx context.Context, cfg runConfig, rdb redis.UniversalClient,
 	runners := []func(context.Context) error{m.Run}
 	for i := 0; i < cfg.slaves; i++ {
 		s, err := slave.New(slave.Options{ID: i, Concurrency: cfg.concurrency, Poll: 50 * time.Millisecond},
-			slave.Deps{Redis: rdb, Keys: keys, Store: st, Logger: log})
+			slave.Deps{Redis: rdb, Keys: keys, Store: batched(st, cfg.concurrency), Logger: log})
 		if err != nil {
 			return nil, err
 		}

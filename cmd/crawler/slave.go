@@ -55,7 +55,7 @@ func runSlave(ctx context.Context, cf clusterFlags, mongoURI, output string, opt
 		return err
 	}
 	defer closeAll()
-	s, err := slave.New(opts, slave.Deps{Redis: rdb, Keys: cf.keys(), Store: st, Logger: global.logger})
+	s, err := slave.New(opts, slave.Deps{Redis: rdb, Keys: cf.keys(), Store: batched(st, opts.Concurrency), Logger: global.logger})
 	if err != nil {
 		return err
 	}

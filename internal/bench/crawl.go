@@ -37,6 +37,9 @@ type CrawlOptions struct {
 	Concurrency int
 	// Timeout bounds one crawl.
 	Timeout time.Duration
+	// MongoURI, when set, makes the processes store to MongoDB instead of
+	// JSON Lines files.
+	MongoURI string
 }
 
 // Validate reports the first bad option, naming its flag.
@@ -147,17 +150,26 @@ func crawlOnce(ctx context.Context, opts CrawlOptions, slaves int) (CrawlResult,
 // startCluster starts the master and slaves and waits until the slaves are live.
 func (r *crawlRun) startCluster(ctx context.Context, rdb *redis.Client, slaves int) error {
 	common := []string{"--redis", r.opts.RedisURL, "--prefix", r.prefix, "--log-level", "warn"}
-	if err := r.start(append([]string{"master", "--output", filepath.Join(r.dir, "master.jsonl")}, common...)); err != nil {
+	if err := r.start(append([]string{"master", r.storeFlag("master")}, common...)); err != nil {
 		return err
 	}
 	for i := 0; i < slaves; i++ {
 		args := append([]string{"slave", "--id", strconv.Itoa(i), "--concurrency", strconv.Itoa(r.opts.Concurrency),
-			"--output", filepath.Join(r.dir, fmt.Sprintf("slave-%d.jsonl", i))}, common...)
+			r.storeFlag(fmt.Sprintf("slave-%d", i))}, common...)
 		if err := r.start(args); err != nil {
 			return err
 		}
 	}
 	return client.WaitSlaves(ctx, rdb, cluster.Keys{Prefix: r.prefix}, slaves)
+}
+
+// storeFlag is the process's store: MongoDB when configured, else a JSON
+// Lines file of its own.
+func (r *crawlRun) storeFlag(name string) string {
+	if r.opts.MongoURI != "" {
+		return "--mongo=" + r.opts.MongoURI
+	}
+	return "--output=" + filepath.Join(r.dir, name+".jsonl")
 }
 
 func (r *crawlRun) start(args []string) error {
@@ -221,8 +233,12 @@ func deletePrefix(ctx context.Context, rdb *redis.Client, prefix string) {
 
 // WriteCrawl prints the results as a table.
 func WriteCrawl(w io.Writer, opts CrawlOptions, results []CrawlResult) error {
-	fmt.Fprintf(w, "crawl of a loopback demo site: %d detail pages, slave concurrency %d, real master and slave processes\n\n",
-		opts.Details, opts.Concurrency)
+	st := "JSON Lines files"
+	if opts.MongoURI != "" {
+		st = "MongoDB"
+	}
+	fmt.Fprintf(w, "crawl of a loopback demo site: %d detail pages, slave concurrency %d, real master and slave processes, items to %s\n\n",
+		opts.Details, opts.Concurrency, st)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "slaves\tpages\tlist pages\twall\tpages/s\tmaster CPU/page\tslaves CPU/page\tCPU/page total")
 	for _, r := range results {
