@@ -25,10 +25,11 @@ vet:
 	$(GO) vet ./...
 	cd tools/ferretdb-runner && $(GO) vet ./...
 
-## bench: the benchmark tables (dupefilter, assigner) against the local Redis
+## bench: the benchmark tables (dupefilter, assigner, crawl) against the local Redis
 bench: build
 	$(BIN) bench dedup
 	$(BIN) bench assign
+	$(BIN) bench crawl
 
 ## demo: crawl the built-in demo site on embedded defaults
 demo: build
