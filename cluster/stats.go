@@ -28,7 +28,6 @@ const (
 const (
 	StatListPages      = "list_pages"      // list pages fetched
 	StatListFailed     = "list_failed"     // list pages that could not be fetched
-	StatDiscovered     = "discovered"      // detail links found on allowed hosts (derived: routed + duplicates)
 	StatOffsite        = "offsite"         // detail links outside allowed_domains (not discovered)
 	StatInvalidLinks   = "invalid_links"   // detail links that are not valid http(s) URLs (not discovered)
 	StatDuplicates     = "duplicates"      // detail links filtered by the dupefilter

@@ -18,8 +18,6 @@ type Task struct {
 	Referer string `json:"r,omitempty"`
 	// Round is the crawl round (recrawl number) that discovered the task.
 	Round int64 `json:"n,omitempty"`
-	// Attempt counts earlier tries that failed with a transient error.
-	Attempt int `json:"a,omitempty"`
 	// Retry marks a task re-enqueued by client retry-failed: it is already
 	// counted as failed, and moves to stored if it succeeds now.
 	Retry bool `json:"x,omitempty"`

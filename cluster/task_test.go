@@ -9,7 +9,7 @@ func TestTask_Encode(t *testing.T) {
 	t.Run("round trip", func(t *testing.T) {
 		for _, task := range []Task{
 			{URL: "https://example.com/a?b=1", FP: "ab12", Job: "news"},
-			{URL: "https://example.com/页", FP: "ff00", Job: "j-1", Referer: "https://example.com/list/1", Round: 7, Attempt: 2},
+			{URL: "https://example.com/页", FP: "ff00", Job: "j-1", Referer: "https://example.com/list/1", Round: 7, Retry: true},
 		} {
 			got, err := DecodeTask(task.Encode())
 			if err != nil {

@@ -37,9 +37,6 @@ func (r *jobRunner) run(ctx context.Context) error {
 	if err := r.load(ctx); err != nil {
 		return err
 	}
-	if err := r.takeOver(ctx); err != nil {
-		return err
-	}
 	for {
 		state, round, next, err := r.frontier.state(ctx)
 		if err != nil {
@@ -108,28 +105,6 @@ func dedupOptions(spec *cluster.JobSpec, keys cluster.JobKeys) dedup.Options {
 		Capacity:    spec.Dedup.Capacity,
 		ErrorRate:   spec.Dedup.ErrorRate,
 	}
-}
-
-// takeOver puts back on the frontier every list page a previous owner of
-// the job left in progress: this master holds the job's lease and fence
-// now, so whoever held those pages is dead or fenced off, and waiting for
-// their leases would only stall the job. A stale owner still fetching one
-// cannot commit it (its fence is stale), and its admission, if it got that
-// far, makes this master's admission of the same page a no-op.
-func (r *jobRunner) takeOver(ctx context.Context) error {
-	active, err := r.m.deps.Redis.ZRange(ctx, r.keys.FrontierActive(), 0, -1).Result()
-	if err != nil {
-		return fmt.Errorf("read list pages in progress: %w", err)
-	}
-	if len(active) == 0 {
-		return nil
-	}
-	n, err := r.lists.Release(ctx, active)
-	if err != nil {
-		return fmt.Errorf("take over list pages in progress: %w", err)
-	}
-	r.log.Info("took over list pages left in progress", zap.Int("pages", n))
-	return nil
 }
 
 // startRound puts the seeds on the frontier for round.
@@ -243,10 +218,13 @@ func (r *jobRunner) reclaim(ctx context.Context) {
 
 // releaseOrphanPages puts back on the frontier the list pages in progress
 // that none of this runner's workers is processing: one whose commit
-// failed (Redis was away), or one left by an earlier owner. This master
-// owns the job alone (its fence guards every commit), so such a page is
-// nobody's; a page taken in the last second is left alone, as its worker
-// may not have recorded it yet.
+// failed (Redis was away), or one left by an earlier owner (the first pass
+// runs as the round starts, so a master taking a job over resumes at once).
+// This master owns the job alone (its fence guards every commit), so such
+// a page is nobody's: a stale owner still fetching it cannot commit it, and
+// its admission, if it got that far, makes this one's a no-op. A page
+// taken in the last second is left alone, as its worker may not have
+// recorded it yet.
 func (r *jobRunner) releaseOrphanPages(ctx context.Context) {
 	expiring, err := r.lists.Expiring(ctx, r.m.opts.ListLease-time.Second)
 	if err != nil {

@@ -109,11 +109,8 @@ func (r *jobRunner) admitDetails(ctx context.Context, round int64, page cluster.
 		}
 		cands = append(cands, c)
 	}
-	pageFP, _, err := dedup.URLFingerprint(page.URL)
-	if err != nil {
-		return nil, fmt.Errorf("list page fingerprint: %w", err)
-	}
-	_, err = r.filter.Admit(ctx, dedup.Batch{
+	pageFP := dedup.RequestFingerprint("GET", page.URL, nil) // page.URL is canonical
+	_, err := r.filter.Admit(ctx, dedup.Batch{
 		Candidates: cands,
 		Stats:      r.keys.Stats(), NewField: cluster.StatRouted, DupField: cluster.StatDuplicates,
 		OnceKey: r.keys.Committed(round), OnceMember: pageFP.String(),

@@ -24,7 +24,7 @@ type Master struct {
 	fetcher  *fetch.Fetcher
 	assigner *assign.Assigner
 	registry *membership.Registry
-	routes   atomic.Pointer[assign.Snapshot] // the live slave table prepared for routing, refreshed every tick
+	routes   atomic.Pointer[assign.Snapshot] // the live slave table prepared for routing, kept by Watch
 
 	mu   sync.Mutex
 	jobs map[string]*ownedJob
@@ -55,7 +55,7 @@ func New(opts Options, deps Deps) (*Master, error) {
 	if err != nil {
 		return nil, fmt.Errorf("master: %w", err)
 	}
-	registry, err := membership.New(deps.Redis, deps.Keys, membership.Options{MaxSlaves: opts.MaxSlaves})
+	registry, err := membership.New(deps.Redis, deps.Keys, membership.Options{MaxSlaves: opts.MaxSlaves, Logger: log.Named("membership")})
 	if err != nil {
 		return nil, fmt.Errorf("master: %w", err)
 	}
@@ -78,16 +78,22 @@ func (m *Master) Run(ctx context.Context) error {
 		return fmt.Errorf("master: %w", err)
 	}
 	m.log.Info("master started", zap.Int("max_slaves", m.opts.MaxSlaves), zap.String("assign", m.opts.AssignMode))
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	watchErr := make(chan error, 1)
+	go func() { watchErr <- m.registry.Watch(watchCtx, m.opts.Tick, m.useTable) }()
 	ticker := time.NewTicker(m.opts.Tick)
 	defer ticker.Stop()
 	for {
-		m.refreshTable(ctx)
 		m.scanJobs(ctx)
 		select {
 		case <-ctx.Done():
 			m.stopAll()
 			m.log.Info("master stopped")
 			return nil
+		case err := <-watchErr: // the cluster's max_slaves differs from ours
+			m.stopAll()
+			return fmt.Errorf("master: %w", err)
 		case <-ticker.C:
 		}
 	}
@@ -99,19 +105,9 @@ func (m *Master) Close() error {
 	return nil
 }
 
-// refreshTable reads the live slave table for the routes of the next tick.
-func (m *Master) refreshTable(ctx context.Context) {
-	t, err := m.registry.Snapshot(ctx)
-	if err != nil {
-		if ctx.Err() == nil {
-			m.log.Warn("read live slave table", zap.Error(err))
-		}
-		return
-	}
-	old := m.routes.Load()
-	if old != nil && old.Version() == t.Version {
-		return
-	}
+// useTable prepares a new version of the live slave table for routing;
+// membership's Watch calls it whenever the version changes.
+func (m *Master) useTable(t assign.Table) {
 	snap, err := m.assigner.Snapshot(t)
 	if err != nil {
 		m.log.Error("unusable live slave table", zap.Error(err))

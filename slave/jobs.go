@@ -118,10 +118,3 @@ func (s *jobSet) rotation() []*job {
 	}
 	return out
 }
-
-// get returns a loaded job by name.
-func (s *jobSet) get(name string) *job {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.byName[name]
-}
