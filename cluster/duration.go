@@ -22,11 +22,22 @@ func (d Duration) String() string { return time.Duration(d).String() }
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	v, err := parseDuration(n.Value)
 	if err != nil {
-		return err
+		return &nodeError{line: n.Line, column: n.Column, err: err}
 	}
 	*d = v
 	return nil
 }
+
+// nodeError is a value that does not decode, with where it stands in the
+// file, so the parser can name its field.
+type nodeError struct {
+	line, column int
+	err          error
+}
+
+func (e *nodeError) Error() string { return fmt.Sprintf("line %d: %v", e.line, e.err) }
+
+func (e *nodeError) Unwrap() error { return e.err }
 
 // MarshalYAML writes d as a duration string.
 func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }

@@ -2,10 +2,10 @@ package cluster
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -14,13 +14,15 @@ import (
 )
 
 // JobSpec is a crawl job as a user writes it in a job file: where to start,
-// how to find list and detail pages, what to extract, and how long a detail
-// page counts as seen.
+// how to find list and detail pages, what to extract, how politely, and how
+// long a detail page counts as seen. docs/job-file.md documents every field.
 type JobSpec struct {
 	// Name is the job's identity: lowercase letters, digits, '_' and '-'.
 	Name string `yaml:"name" json:"name"`
-	// Seeds are the first list pages.
-	Seeds []string `yaml:"seeds" json:"seeds"`
+	// Seeds are the first list pages. Submitting stores them apart from
+	// the spec (JobKeys.Seeds), so a job of a million seeds costs the
+	// processes that load its spec nothing.
+	Seeds []string `yaml:"seeds" json:"seeds,omitempty"`
 	// AllowedDomains limits the hosts followed; empty means the seeds' hosts.
 	// A domain also allows its subdomains.
 	AllowedDomains []string `yaml:"allowed_domains" json:"allowed_domains,omitempty"`
@@ -39,8 +41,42 @@ type JobSpec struct {
 	// RecrawlEvery re-seeds the job periodically; 0 crawls once. Detail
 	// pages are fetched again only once the dedup window has passed.
 	RecrawlEvery Duration `yaml:"recrawl_every" json:"recrawl_every,omitempty"`
-	// MaxRetries is how often a transient fetch error is retried.
-	MaxRetries int `yaml:"max_retries" json:"max_retries,omitempty"`
+	// MaxRetries is how often a transient fetch error is retried; 0 means
+	// one request per page.
+	MaxRetries int `yaml:"max_retries" json:"max_retries"`
+	// RequestSpec holds how pages are requested: politeness, headers,
+	// limits. Its fields sit at the top level of a job file.
+	RequestSpec `yaml:",inline"`
+	// SeedCount is the number of seeds stored apart from the spec; it is
+	// set by submission and not read from job files.
+	SeedCount int `yaml:"-" json:"seed_count,omitempty"`
+}
+
+// RequestSpec is how a job's pages are requested. Its fields sit at the top
+// level of a job file.
+type RequestSpec struct {
+	// Proxy is auto (through the proxy pool when it holds proxies, else
+	// direct), require (never direct: wait for the pool) or off.
+	Proxy string `yaml:"proxy" json:"proxy"`
+	// ObeyRobots makes every request follow the host's robots.txt,
+	// Crawl-delay included.
+	ObeyRobots bool `yaml:"obey_robots" json:"obey_robots"`
+	// PerHostRPS is the cluster-wide request rate per host; 0 means the
+	// host's Crawl-delay, or the default rate when it has none.
+	PerHostRPS float64 `yaml:"per_host_rps" json:"per_host_rps"`
+	// PerHostConcurrency is the cluster-wide number of requests in flight
+	// per host.
+	PerHostConcurrency int `yaml:"per_host_concurrency" json:"per_host_concurrency"`
+	// UserAgent is sent with every request, robots.txt included.
+	UserAgent string `yaml:"user_agent" json:"user_agent"`
+	// Headers are sent with every request.
+	Headers map[string]string `yaml:"headers" json:"headers,omitempty"`
+	// Cookies keeps the cookies sites set, per job and per process.
+	Cookies bool `yaml:"cookies" json:"cookies,omitempty"`
+	// Timeout bounds one request, body included.
+	Timeout Duration `yaml:"timeout" json:"timeout"`
+	// MaxBodyBytes bounds a page's size, after decompression.
+	MaxBodyBytes int64 `yaml:"max_body_bytes" json:"max_body_bytes"`
 }
 
 // LinkRule selects links: the attribute Attr (default href) of the elements
@@ -64,7 +100,8 @@ type DedupSpec struct {
 	Mode string `yaml:"mode" json:"mode,omitempty"`
 	// Window is how long a fetched detail page counts as seen.
 	Window Duration `yaml:"window" json:"window"`
-	// Granularity is the time slice of one Bloom filter.
+	// Granularity is the time slice of one Bloom filter; 0 means 24h, or
+	// the window when that is shorter.
 	Granularity Duration `yaml:"granularity" json:"granularity"`
 	// Capacity is the number of URLs one time slice is sized for.
 	Capacity int64 `yaml:"capacity" json:"capacity"`
@@ -74,32 +111,62 @@ type DedupSpec struct {
 
 // Default values of a job spec's optional settings.
 const (
-	DefaultDedupMode      = "bloom"
-	DefaultDedupWindow    = Duration(168 * time.Hour)
-	DefaultDedupGranule   = Duration(24 * time.Hour)
-	DefaultDedupCapacity  = 10_000_000
-	DefaultDedupErrorRate = 0.001
-	DefaultMaxRetries     = 3
+	DefaultDedupMode          = "bloom"
+	DefaultDedupWindow        = Duration(168 * time.Hour)
+	DefaultDedupGranule       = Duration(24 * time.Hour)
+	DefaultDedupCapacity      = 10_000_000
+	DefaultDedupErrorRate     = 0.001
+	DefaultMaxRetries         = 3
+	DefaultProxy              = ProxyAuto
+	DefaultPerHostConcurrency = 8
+	DefaultUserAgent          = "crawler/1.0 (+https://github.com/crawler-dev/crawler)"
+	DefaultTimeout            = Duration(30 * time.Second)
+	DefaultMaxBodyBytes       = 10 << 20
 )
+
+// Proxy modes of a job.
+const (
+	ProxyAuto    = "auto"
+	ProxyRequire = "require"
+	ProxyOff     = "off"
+)
+
+// DefaultJobSpec returns a spec with every optional setting at its default.
+// Job files are decoded on top of it, so a field left out keeps its
+// default and a field given as 0 means 0.
+func DefaultJobSpec() JobSpec {
+	return JobSpec{
+		Dedup: DedupSpec{Mode: DefaultDedupMode, Window: DefaultDedupWindow,
+			Capacity: DefaultDedupCapacity, ErrorRate: DefaultDedupErrorRate},
+		MaxRetries: DefaultMaxRetries,
+		RequestSpec: RequestSpec{Proxy: DefaultProxy, ObeyRobots: true, PerHostConcurrency: DefaultPerHostConcurrency,
+			UserAgent: DefaultUserAgent, Timeout: DefaultTimeout, MaxBodyBytes: DefaultMaxBodyBytes},
+	}
+}
 
 var jobNameRE = regexp.MustCompile(`^[a-z0-9_-]{1,64}$`)
 
-// ParseJobSpec reads a YAML job file, fills in defaults and validates it.
-// Unknown fields are errors, so a typo does not silently do nothing.
+// ParseJobSpec reads a YAML job file on top of the defaults, derives what
+// depends on other fields and validates it. Unknown fields are errors, so a
+// typo does not silently do nothing.
 func ParseJobSpec(r io.Reader) (*JobSpec, error) {
-	data, err := io.ReadAll(r)
+	data, err := io.ReadAll(io.LimitReader(r, MaxJobFileBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("read job: %w", err)
 	}
+	if len(data) > MaxJobFileBytes {
+		return nil, fmt.Errorf("job: the file is larger than %d MiB", MaxJobFileBytes>>20)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	var spec JobSpec
+	spec := DefaultJobSpec()
 	if err := dec.Decode(&spec); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, errors.New("job: file is empty")
 		}
-		return nil, fmt.Errorf("job: %w", err)
+		return nil, fmt.Errorf("job: %w", nameFields(data, err))
 	}
+	spec.SeedCount = 0
 	spec.ApplyDefaults()
 	if err := spec.Validate(); err != nil {
 		return nil, err
@@ -107,25 +174,24 @@ func ParseJobSpec(r io.Reader) (*JobSpec, error) {
 	return &spec, nil
 }
 
-// ApplyDefaults fills in the optional settings left empty.
+// DecodeJobSpec reads a spec stored as JSON by a submission, on top of the
+// defaults, so a spec stored by an older version gets the defaults of
+// fields it did not have.
+func DecodeJobSpec(raw []byte) (*JobSpec, error) {
+	spec := DefaultJobSpec()
+	if err := json.Unmarshal(raw, &spec); err != nil {
+		return nil, fmt.Errorf("decode job spec: %w", err)
+	}
+	spec.ApplyDefaults()
+	return &spec, nil
+}
+
+// ApplyDefaults fills in what depends on other fields: the granularity
+// (24h, or the window when shorter), link attributes (href) and the allowed
+// domains (the seeds' hosts). It never replaces a value the user gave.
 func (s *JobSpec) ApplyDefaults() {
-	if s.Dedup.Mode == "" {
-		s.Dedup.Mode = DefaultDedupMode
-	}
-	if s.Dedup.Window == 0 {
-		s.Dedup.Window = DefaultDedupWindow
-	}
 	if s.Dedup.Granularity == 0 {
 		s.Dedup.Granularity = min(DefaultDedupGranule, s.Dedup.Window)
-	}
-	if s.Dedup.Capacity == 0 {
-		s.Dedup.Capacity = DefaultDedupCapacity
-	}
-	if s.Dedup.ErrorRate == 0 {
-		s.Dedup.ErrorRate = DefaultDedupErrorRate
-	}
-	if s.MaxRetries == 0 {
-		s.MaxRetries = DefaultMaxRetries
 	}
 	for _, r := range []*LinkRule{s.NextLink, s.DetailLink} {
 		if r != nil && r.Attr == "" {
@@ -137,104 +203,15 @@ func (s *JobSpec) ApplyDefaults() {
 	}
 }
 
-// Validate reports the first problem with the spec, naming the field.
-func (s *JobSpec) Validate() error {
-	if !jobNameRE.MatchString(s.Name) {
-		return fmt.Errorf("job: name: %q must be 1-64 characters of [a-z0-9_-]", s.Name)
-	}
-	if len(s.Seeds) == 0 {
-		return errors.New("job: seeds: at least one seed URL is required")
-	}
-	for i, seed := range s.Seeds {
-		if err := checkHTTPURL(seed); err != nil {
-			return fmt.Errorf("job: seeds[%d]: %w", i, err)
+// AllowsHost reports whether host is one of the allowed domains or a
+// subdomain of one.
+func (s *JobSpec) AllowsHost(host string) bool {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	for _, d := range s.AllowedDomains {
+		d = strings.ToLower(d)
+		if host == d || strings.HasSuffix(host, "."+d) {
+			return true
 		}
 	}
-	for i, d := range s.AllowedDomains {
-		if d == "" || strings.ContainsAny(d, "/:? ") {
-			return fmt.Errorf("job: allowed_domains[%d]: %q is not a host name", i, d)
-		}
-	}
-	if s.DetailLink == nil || s.DetailLink.CSS == "" {
-		return errors.New("job: detail_link.css: a selector for detail links is required")
-	}
-	if s.NextLink != nil && s.NextLink.CSS == "" {
-		return errors.New("job: next_link.css: selector is empty")
-	}
-	if len(s.Fields) == 0 {
-		return errors.New("job: fields: at least one field is required")
-	}
-	for name, f := range s.Fields {
-		if f.CSS == "" {
-			return fmt.Errorf("job: fields.%s.css: selector is empty", name)
-		}
-	}
-	if s.MaxDepth < 0 {
-		return fmt.Errorf("job: max_depth: %d is negative", s.MaxDepth)
-	}
-	if s.MaxRetries < 0 {
-		return fmt.Errorf("job: max_retries: %d is negative", s.MaxRetries)
-	}
-	if s.RecrawlEvery < 0 {
-		return fmt.Errorf("job: recrawl_every: %s is negative", s.RecrawlEvery)
-	}
-	return s.Dedup.validate()
-}
-
-func (d DedupSpec) validate() error {
-	switch d.Mode {
-	case "bloom", "exact", "set":
-	default:
-		return fmt.Errorf("job: dedup.mode: %q is not one of bloom, exact, set", d.Mode)
-	}
-	if d.Window <= 0 {
-		return fmt.Errorf("job: dedup.window: %s must be positive", d.Window)
-	}
-	if d.Granularity <= 0 || d.Granularity > d.Window {
-		return fmt.Errorf("job: dedup.granularity: %s must be positive and at most the window %s", d.Granularity, d.Window)
-	}
-	if d.Window.Std()%d.Granularity.Std() != 0 {
-		return fmt.Errorf("job: dedup.granularity: window %s is not a whole number of %s granules", d.Window, d.Granularity)
-	}
-	if d.Granularity.Std()%time.Second != 0 {
-		return fmt.Errorf("job: dedup.granularity: %s is not a whole number of seconds", d.Granularity)
-	}
-	if d.Capacity <= 0 {
-		return fmt.Errorf("job: dedup.capacity: %d must be positive", d.Capacity)
-	}
-	if d.ErrorRate <= 0 || d.ErrorRate >= 1 {
-		return fmt.Errorf("job: dedup.error_rate: %g must be between 0 and 1", d.ErrorRate)
-	}
-	return nil
-}
-
-func checkHTTPURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return fmt.Errorf("%q is not a URL: %w", raw, err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("%q is not an http or https URL", raw)
-	}
-	if u.Hostname() == "" {
-		return fmt.Errorf("%q has no host", raw)
-	}
-	return nil
-}
-
-func seedHosts(seeds []string) []string {
-	seen := map[string]bool{}
-	var hosts []string
-	for _, s := range seeds {
-		u, err := url.Parse(s)
-		if err != nil || u.Hostname() == "" {
-			continue
-		}
-		h := strings.ToLower(u.Hostname())
-		if !seen[h] {
-			seen[h] = true
-			hosts = append(hosts, h)
-		}
-	}
-	return hosts
+	return false
 }

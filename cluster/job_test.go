@@ -28,7 +28,9 @@ func TestParseJobSpec(t *testing.T) {
 		if err != nil {
 			t.Fatalf("ParseJobSpec: %v", err)
 		}
-		want := &JobSpec{
+		want := DefaultJobSpec()
+		want = JobSpec{
+			RequestSpec:    want.RequestSpec,
 			Name:           "news",
 			Seeds:          []string{"https://example.com/list/1"},
 			AllowedDomains: []string{"example.com"},
@@ -44,7 +46,7 @@ func TestParseJobSpec(t *testing.T) {
 				Capacity: 10_000_000, ErrorRate: 0.001},
 			MaxRetries: DefaultMaxRetries,
 		}
-		if !reflect.DeepEqual(spec, want) {
+		if !reflect.DeepEqual(spec, &want) {
 			t.Errorf("spec:\n got %+v\nwant %+v", spec, want)
 		}
 	})

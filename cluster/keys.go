@@ -31,6 +31,11 @@ func (k Keys) Jobs() string { return k.prefix() + ":jobs" }
 // without polling every job.
 func (k Keys) JobEvents() string { return k.prefix() + ":jobs:events" }
 
+// JobsVersion is a counter bumped whenever a job is submitted, starts a
+// round, finishes or is cancelled: idle processes read it, one cheap GET,
+// instead of every job's state each second.
+func (k Keys) JobsVersion() string { return k.prefix() + ":jobs:version" }
+
 // Job returns the keys of one job.
 func (k Keys) Job(name string) JobKeys {
 	return JobKeys{tag: "{" + k.prefix() + ":job:" + name + "}"}
@@ -65,6 +70,14 @@ func (j JobKeys) Fence() string { return j.tag + ":fence" }
 // Stats is a hash of the job's counters (see the Stat* field names).
 func (j JobKeys) Stats() string { return j.tag + ":stats" }
 
+// Seeds is the list of the job's seeds, each "<40 hex fingerprint> <list
+// page>", queued onto the frontier a batch at a time at each round.
+func (j JobKeys) Seeds() string { return j.tag + ":seeds" }
+
+// SeedsStaging is where a submission writes the seeds before they replace
+// the job's seeds in one step; token tells concurrent submissions apart.
+func (j JobKeys) SeedsStaging(token string) string { return j.tag + ":seeds:staging:" + token }
+
 // Frontier is the FIFO list of list pages waiting to be fetched (BFS order).
 func (j JobKeys) Frontier() string { return j.tag + ":frontier" }
 
@@ -89,6 +102,14 @@ func (j JobKeys) Queue(slave int) string { return fmt.Sprintf("%s:queue:%d", j.t
 // Inflight is slave id's sorted set of tasks taken and not yet acknowledged,
 // scored by lease deadline (unix milliseconds).
 func (j JobKeys) Inflight(slave int) string { return fmt.Sprintf("%s:inflight:%d", j.tag, slave) }
+
+// TaskAttempts is a hash counting how often each detail task was
+// delivered (and why its last holder gave up), shared by every slave queue
+// of the job so the count follows a task that is re-routed.
+func (j JobKeys) TaskAttempts() string { return j.tag + ":attempts:tasks" }
+
+// ListAttempts is the same for the list pages of the frontier.
+func (j JobKeys) ListAttempts() string { return j.tag + ":attempts:lists" }
 
 // Retry is the list of failed detail tasks re-enqueued by client
 // retry-failed, waiting for the master to route them.

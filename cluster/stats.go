@@ -17,14 +17,17 @@ const (
 	StateStartedAt   = "started_at"
 	StateFinishedAt  = "finished_at"
 	StateNextRoundAt = "next_round_at"
+	StateSeeded      = "seeded"           // seeds of the round queued so far
+	StateCancel      = "cancel_requested" // client cancel asked the owning master to stop the job
+	StateCancelledAt = "cancelled_at"     // when the master stopped it
 )
 
 // Counter names in a job's Stats hash. Every detail link found on an allowed
-// host is counted once as discovered and ends as exactly one of stored,
-// failed or duplicates; so once a job is finished,
-// discovered = stored + failed + duplicates. Discovered itself is derived:
-// every detail link admitted is either routed or a duplicate, so
-// discovered = routed + duplicates.
+// host that robots.txt allows is counted once as discovered and ends as
+// exactly one of stored, failed, skipped or duplicates; so once a job is
+// finished, discovered = stored + failed + skipped + duplicates. Discovered
+// itself is derived: every detail link admitted is either routed or a
+// duplicate, so discovered = routed + duplicates.
 const (
 	StatListPages      = "list_pages"      // list pages fetched
 	StatListFailed     = "list_failed"     // list pages that could not be fetched
@@ -37,6 +40,13 @@ const (
 	StatNearDuplicates = "near_duplicates" // stored items marked as near-duplicates
 	StatRetries        = "retries"         // transient failures retried
 	StatRecovered      = "recovered"       // failed pages stored after client retry-failed
+	StatDeadLetters    = "dead_letters"    // failed pages given up after too many deliveries (also in failed)
+	StatSkipped        = "skipped"         // detail pages left out on purpose (the three below; not failed)
+	StatSkippedNotHTML = "skipped_not_html"
+	StatSkippedRobots  = "skipped_robots"    // disallowed by robots.txt when the slave came to fetch them
+	StatSkippedOffsite = "skipped_offsite"   // redirected off the allowed domains
+	StatRobots         = "robots_disallowed" // detail links disallowed by robots.txt at the master (not discovered)
+	StatCancelled      = "cancelled"         // detail tasks dropped unfetched by client cancel
 )
 
 // SlaveStat is the per-slave counter name for stat, e.g. "stored:3".

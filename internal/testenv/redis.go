@@ -80,3 +80,22 @@ func DeleteKeys(t testing.TB, rdb redis.UniversalClient, prefix string) {
 		t.Logf("testenv: cleaning keys %s*: %v", prefix, err)
 	}
 }
+
+// ServerTime is the Redis server's clock, which leases and expiry follow.
+func ServerTime(t testing.TB, rdb redis.UniversalClient) time.Time {
+	t.Helper()
+	now, err := rdb.Time(context.Background()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return now
+}
+
+// WaitServerTime sleeps until the Redis server's clock reaches at, for
+// tests in which expiry itself is under test.
+func WaitServerTime(t testing.TB, rdb redis.UniversalClient, at time.Time) {
+	t.Helper()
+	for now := ServerTime(t, rdb); now.Before(at); now = ServerTime(t, rdb) {
+		time.Sleep(min(at.Sub(now)+time.Millisecond, 50*time.Millisecond))
+	}
+}

@@ -1,0 +1,65 @@
+package luascript
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/crawler-dev/crawler/internal/testenv"
+)
+
+var errProbe = errors.New("probe failed")
+
+// TestLoad runs one script on the real Redis and on miniredis (the embedded
+// Redis of crawler run): the prelude's clock and integer formatting work,
+// and an error reply comes back as the package's sentinel with its detail.
+func TestLoad(t *testing.T) {
+	mr := miniredis.RunT(t)
+	real, _ := testenv.Redis(t)
+	servers := map[string]redis.UniversalClient{
+		"redis":     real,
+		"miniredis": redis.NewClient(&redis.Options{Addr: mr.Addr()}),
+	}
+	script := Load(os.DirFS("testdata"), "probe.lua")
+	codes := Codes{"PROBE": errProbe}
+	ctx := context.Background()
+	for name, rdb := range servers {
+		t.Run(name, func(t *testing.T) {
+			res, err := script.Run(ctx, rdb, nil, "", "").Slice()
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			now, _ := res[0].(int64)
+			if d := time.Since(time.UnixMilli(now)); name == "redis" && (d > time.Minute || d < -time.Minute) {
+				t.Errorf("now_ms = %d, %s away from the local clock", now, d)
+			}
+			if res[1] != "1000000000000000" {
+				t.Errorf("int(1e15) = %v, want 1000000000000000", res[1])
+			}
+
+			err = codes.Translate(script.Run(ctx, rdb, nil, "PROBE", "it broke").Err())
+			if !errors.Is(err, errProbe) || err.Error() != "probe failed: it broke" {
+				t.Errorf("Translate = %v, want errProbe with its detail", err)
+			}
+			other := script.Run(ctx, rdb, nil, "OTHER", "x").Err()
+			if got := codes.Translate(other); got != other {
+				t.Errorf("Translate(unknown code) = %v, want the error unchanged", got)
+			}
+			if code, detail, ok := ErrorCode(other); !ok || code != "OTHER" || detail != "x" {
+				t.Errorf("ErrorCode = %q %q %v, want OTHER x true", code, detail, ok)
+			}
+		})
+	}
+	if got := codes.Translate(nil); got != nil {
+		t.Errorf("Translate(nil) = %v", got)
+	}
+	plain := errors.New("dial tcp: refused")
+	if got := codes.Translate(plain); got != plain {
+		t.Errorf("Translate(non-reply) = %v, want it unchanged", got)
+	}
+}
