@@ -1,0 +1,235 @@
+package neardup_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/crawler-dev/crawler/neardup"
+)
+
+// BenchmarkIndex_FindOrAdd offers 20,000 pages (a tenth of them
+// near-duplicates of an earlier page, ids of 38 bytes) to an index that
+// already holds held pages, in calls of batch pages (a slave sends what
+// it stored in 10 ms, up to 256: 12-20 pages in crawler bench crawl), on a redis-server of the benchmark's own, so that INFO counts its
+// traffic alone. One op is the 20,000 pages; each op starts from a fresh
+// index. The held pages were added in two halves half a window apart, the
+// first in the window before the current one, as in a crawl that runs for
+// longer than its window. Besides ns/op it reports, per page offered: script-µs/page, the
+// time Redis spent in the script (INFO commandstats usec of EVALSHA and
+// EVAL, the commands it ran included; wall time, so it grows when the
+// machine is busy); redis-cpu-µs/page, the CPU time Redis used (INFO
+// used_cpu_user and _sys: scripts, network, the benchmark's INFO
+// included); cmds/page, the commands the script ran; and B/entry, Redis's used_memory grown by the held pages, per entry
+// the index holds.
+//
+//	go test -run '^$' -bench FindOrAdd -benchtime 2x ./neardup/
+func BenchmarkIndex_FindOrAdd(b *testing.B) {
+	for _, c := range []struct{ batch, held int }{{1, 20_000}, {10, 20_000}, {100, 20_000}, {256, 20_000}, {256, 200_000}} {
+		b.Run(fmt.Sprintf("batch=%d/held=%d", c.batch, c.held), func(b *testing.B) {
+			const pages = 20_000
+			rdb := privateRedis(b)
+			var script commandStat
+			var calls int64
+			var cpu float64
+			var perEntry float64
+			for b.Loop() {
+				b.StopTimer()
+				x, src, bytes, held := heldIndex(b, rdb, c.held)
+				perEntry = bytes / float64(held)
+				before, cpu0 := commandStats(b, rdb), redisCPU(b, rdb)
+				b.StartTimer()
+				for range pages / c.batch {
+					offer(b, x, src.next(c.batch))
+				}
+				offer(b, x, src.next(pages%c.batch))
+				b.StopTimer()
+				after := commandStats(b, rdb)
+				cpu += redisCPU(b, rdb) - cpu0
+				script = script.add(after["evalsha"].sub(before["evalsha"])).add(after["eval"].sub(before["eval"]))
+				calls += innerCalls(after) - innerCalls(before)
+				b.StartTimer()
+			}
+			n := float64(b.N * pages)
+			b.ReportMetric(float64(script.usec)/n, "script-µs/page")
+			b.ReportMetric(cpu/n*1e6, "redis-cpu-µs/page")
+			b.ReportMetric(float64(calls)/n, "cmds/page")
+			b.ReportMetric(perEntry, "B/entry")
+			b.ReportMetric(b.Elapsed().Seconds()/n*1e6, "µs/page")
+		})
+	}
+}
+
+// heldIndex empties Redis and returns an index holding the entries of n
+// pages, the source of the pages to offer next, Redis's used_memory grown
+// by them and the number of entries.
+func heldIndex(b *testing.B, rdb *redis.Client, n int) (*neardup.Index, *pageSource, float64, int) {
+	ctx := context.Background()
+	if err := rdb.FlushAll(ctx).Err(); err != nil {
+		b.Fatal(err)
+	}
+	const window = time.Hour
+	now := time.Now().Truncate(window).Add(window * 3 / 4)
+	opts := neardup.DefaultOptions("{crawler:job:bench}:simhash", window)
+	opts.Now = func() time.Time { return now }
+	x, err := neardup.New(rdb, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := newPageSource()
+	mem := infoField(b, rdb, "memory", "used_memory")
+	held := 0
+	for i := range n / neardup.MaxBatch {
+		if i == n/neardup.MaxBatch/2 {
+			now = now.Add(window / 2)
+		}
+		held += offer(b, x, src.next(neardup.MaxBatch))
+	}
+	return x, src, infoField(b, rdb, "memory", "used_memory") - mem, held
+}
+
+// offer offers entries and returns how many were added.
+func offer(b *testing.B, x *neardup.Index, entries []neardup.Entry) int {
+	res, err := x.FindOrAdd(context.Background(), entries)
+	if err != nil {
+		b.Fatal(err)
+	}
+	added := 0
+	for _, r := range res {
+		if !r.Duplicate() {
+			added++
+		}
+	}
+	return added
+}
+
+// privateRedis starts a redis-server of the benchmark's own on a free
+// loopback port, keeping nothing on disk, and stops it when b ends.
+func privateRedis(b *testing.B) *redis.Client {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	cmd := exec.Command("redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", b.TempDir())
+	if err := cmd.Start(); err != nil {
+		b.Fatalf("start redis-server (apt-get install redis-server): %v", err)
+	}
+	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + port})
+	b.Cleanup(func() { rdb.Close() })
+	for start := time.Now(); rdb.Ping(context.Background()).Err() != nil; time.Sleep(20 * time.Millisecond) {
+		if time.Since(start) > 10*time.Second {
+			b.Fatalf("redis-server on port %s does not answer", port)
+		}
+	}
+	return rdb
+}
+
+// pageSource makes pages with random hashes, every tenth one bit away
+// from an earlier page, and ids of 38 to 39 bytes.
+type pageSource struct {
+	rng    *rand.Rand
+	hashes []uint64
+}
+
+func newPageSource() *pageSource { return &pageSource{rng: rand.New(rand.NewPCG(11, 12))} }
+
+func (p *pageSource) next(n int) []neardup.Entry {
+	out := make([]neardup.Entry, n)
+	for i := range out {
+		h := p.rng.Uint64()
+		if len(p.hashes)%10 == 9 {
+			h = p.hashes[p.rng.IntN(len(p.hashes))] ^ 1<<p.rng.IntN(64)
+		}
+		out[i] = neardup.Entry{ID: "https://news.example.com/article/" + strconv.Itoa(len(p.hashes)), Hash: h}
+		p.hashes = append(p.hashes, h)
+	}
+	return out
+}
+
+// commandStat is one line of INFO commandstats.
+type commandStat struct{ calls, usec int64 }
+
+func (c commandStat) sub(o commandStat) commandStat {
+	return commandStat{c.calls - o.calls, c.usec - o.usec}
+}
+
+func (c commandStat) add(o commandStat) commandStat {
+	return commandStat{c.calls + o.calls, c.usec + o.usec}
+}
+
+// commandStats reads INFO commandstats by command name.
+func commandStats(b *testing.B, rdb *redis.Client) map[string]commandStat {
+	info, err := rdb.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := map[string]commandStat{}
+	for _, line := range strings.Split(info, "\n") {
+		name, val, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") {
+			continue
+		}
+		var c commandStat
+		for _, kv := range strings.Split(val, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			switch k {
+			case "calls":
+				c.calls, _ = strconv.ParseInt(v, 10, 64)
+			case "usec":
+				c.usec, _ = strconv.ParseInt(v, 10, 64)
+			}
+		}
+		out[strings.TrimPrefix(name, "cmdstat_")] = c
+	}
+	return out
+}
+
+// innerCalls counts the calls of every command but the client's own
+// (scripts, INFO, the connection's handshake).
+func innerCalls(stats map[string]commandStat) int64 {
+	var n int64
+	for name, c := range stats {
+		switch {
+		case name == "evalsha", name == "eval", name == "info", name == "ping", name == "hello",
+			strings.HasPrefix(name, "client|"), strings.HasPrefix(name, "script|"):
+		default:
+			n += c.calls
+		}
+	}
+	return n
+}
+
+// redisCPU is the CPU time Redis has used, in seconds.
+func redisCPU(b *testing.B, rdb *redis.Client) float64 {
+	return infoField(b, rdb, "cpu", "used_cpu_user") + infoField(b, rdb, "cpu", "used_cpu_sys")
+}
+
+// infoField reads one numeric field of an INFO section.
+func infoField(b *testing.B, rdb *redis.Client, section, field string) float64 {
+	info, err := rdb.Info(context.Background(), section).Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return f
+		}
+	}
+	b.Fatalf("INFO %s has no %s", section, field)
+	return 0
+}
