@@ -48,7 +48,8 @@ func (m *Mongo) SaveItems(ctx context.Context, items []Item) []error {
 // BatchWriter gathers the items that concurrent callers save into batches
 // written with one round trip (Mongo.SaveItems). SaveItem still returns only
 // once its own item is stored, so a caller may acknowledge its task then.
-// Failures go straight through.
+// Failures go straight through. Close writes what is pending and waits for
+// every write.
 type BatchWriter struct {
 	m        *Mongo
 	maxBatch int
@@ -57,6 +58,8 @@ type BatchWriter struct {
 	mu      sync.Mutex
 	pending []pendingItem
 	timer   *time.Timer
+	closed  bool
+	writes  sync.WaitGroup // batches being written
 }
 
 type pendingItem struct {
@@ -71,10 +74,14 @@ func NewBatchWriter(m *Mongo, maxBatch int, maxDelay time.Duration) *BatchWriter
 }
 
 // SaveItem stores it in the next batch and waits until that batch is
-// written, or ctx ends.
+// written, or ctx ends. After Close it fails with ErrClosed.
 func (b *BatchWriter) SaveItem(ctx context.Context, it Item) error {
 	done := make(chan error, 1)
 	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return fmt.Errorf("save item %s: %w", it.ID, ErrClosed)
+	}
 	b.pending = append(b.pending, pendingItem{item: it, done: done})
 	if len(b.pending) >= b.maxBatch {
 		b.flushLocked()
@@ -107,7 +114,11 @@ func (b *BatchWriter) flushLocked() {
 	if len(batch) == 0 {
 		return
 	}
-	go b.write(batch)
+	b.writes.Add(1)
+	go func() {
+		defer b.writes.Done()
+		b.write(batch)
+	}()
 }
 
 func (b *BatchWriter) write(batch []pendingItem) {
@@ -122,12 +133,48 @@ func (b *BatchWriter) write(batch []pendingItem) {
 	}
 }
 
+// Close writes the pending batch and waits until every batch is written,
+// or ctx ends. It does not close the Mongo store under it.
+func (b *BatchWriter) Close(ctx context.Context) error {
+	b.mu.Lock()
+	b.closed = true
+	b.flushLocked()
+	b.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		b.writes.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("close batch writer: %w", ctx.Err())
+	}
+}
+
 // SaveFailure records f at once.
 func (b *BatchWriter) SaveFailure(ctx context.Context, f Failure) error {
+	if err := b.open(); err != nil {
+		return err
+	}
 	return b.m.SaveFailure(ctx, f)
 }
 
 // DeleteFailure drops a failure record at once.
 func (b *BatchWriter) DeleteFailure(ctx context.Context, id string) error {
+	if err := b.open(); err != nil {
+		return err
+	}
 	return b.m.DeleteFailure(ctx, id)
+}
+
+// open returns ErrClosed after Close.
+func (b *BatchWriter) open() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return fmt.Errorf("batch writer: %w", ErrClosed)
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -47,5 +48,51 @@ func TestBatchWriter_SaveItem(t *testing.T) {
 	old, err := db.Collection("items").CountDocuments(ctx, bson.D{{Key: "fields.title", Value: "old"}})
 	if err != nil || old != 0 {
 		t.Errorf("%d documents still old (%v), want every existing one replaced", old, err)
+	}
+}
+
+// TestBatchWriter_Close: Close writes the pending batch and waits for it;
+// a save after Close fails.
+func TestBatchWriter_Close(t *testing.T) {
+	m, db := openTestMongo(t)
+	ctx := testCtx(t)
+	w := NewBatchWriter(m, 100, time.Hour) // a batch that only Close sends
+	errs := make(chan error, 3)
+	for i := 0; i < 3; i++ {
+		go func() {
+			errs <- w.SaveItem(ctx, Item{ID: ItemID("close", fmt.Sprint(i)), URL: fmt.Sprint("http://example.test/", i), Job: "close"})
+		}()
+	}
+	waitPending(t, w, 3)
+	if err := w.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if n := count(t, db.Collection("items"), bson.D{{Key: "job", Value: "close"}}); n != 3 {
+		t.Errorf("%d items written by Close, want 3", n)
+	}
+	for i := 0; i < 3; i++ {
+		if err := <-errs; err != nil {
+			t.Errorf("SaveItem: %v", err)
+		}
+	}
+	if err := w.SaveItem(ctx, Item{ID: "close:late", URL: "late", Job: "close"}); !errors.Is(err, ErrClosed) {
+		t.Errorf("SaveItem after Close = %v, want ErrClosed", err)
+	}
+}
+
+func waitPending(t *testing.T, w *BatchWriter, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		w.mu.Lock()
+		got := len(w.pending)
+		w.mu.Unlock()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d items pending, want %d", got, n)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

@@ -1,7 +1,18 @@
 // Package store writes what the crawl produces: items (one document per
 // detail page per job) and failures (pages that could not be fetched after
-// retries, with the reason). Mongo writes to MongoDB collections `items` and
-// `failed`; JSONL writes JSON Lines files for `crawler run` without MongoDB.
-// Writes are idempotent: a redelivered task replaces its item, it never
-// makes a second one.
+// retries, with the reason). A slave stores an item and only then
+// acknowledges its task, so a store's write returns nil only once the item
+// is durable.
+//
+// Mongo writes to MongoDB collections `items` and `failed`; BatchWriter
+// gathers a slave's concurrent item writes into one round trip. File writes
+// items to a JSON Lines, JSON or CSV file (FormatOf; `crawler run -o`, and
+// --output of a master or slave without MongoDB) and failures to a JSON
+// Lines file beside it, fsyncing each batch of concurrent writes (group
+// commit). NewItemWriter writes items in any Format to a stream, for
+// `client results`.
+//
+// Writes are idempotent by ID ("<job>:<fingerprint>"): a redelivered task
+// replaces its item (MongoDB) or is skipped (files), it never makes a
+// second one. Package storetest checks that contract over every store.
 package store

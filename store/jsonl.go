@@ -1,118 +1,52 @@
 package store
 
 import (
-	"bufio"
-	"context"
-	"encoding/json"
-	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strings"
-	"sync"
 )
 
-// JSONL writes items and failures to JSON Lines files, for `crawler run`
-// without MongoDB. A page already written is not written again, so a
-// redelivered task does not make a second line.
-type JSONL struct {
-	mu       sync.Mutex
-	items    *jsonlFile
-	failures *jsonlFile
-}
+// JSONL is File under its earlier name; OpenJSONL returns one that writes
+// JSON Lines whatever the path's extension.
+type JSONL = File
 
-type jsonlFile struct {
-	path    string
-	f       *os.File
-	w       *bufio.Writer
-	written map[string]bool
-	count   int
-}
-
-// OpenJSONL creates (truncates) itemsPath, and writes failures beside it to
-// FailuresPath(itemsPath).
+// OpenJSONL opens itemsPath for appending items as JSON Lines, and writes
+// failures beside it to FailuresPath(itemsPath). What the files hold
+// already is kept: see OpenFile.
 func OpenJSONL(itemsPath string) (*JSONL, error) {
-	items, err := createJSONL(itemsPath)
-	if err != nil {
-		return nil, err
-	}
-	failures, err := createJSONL(FailuresPath(itemsPath))
-	if err != nil {
-		items.f.Close()
-		return nil, err
-	}
-	return &JSONL{items: items, failures: failures}, nil
+	return openFile(itemsPath, FormatJSONL, nil, os.Stdout)
 }
 
-// FailuresPath is where failures go beside an items file: items.jsonl ->
-// items.failed.jsonl.
+// FailuresPath is where failures go beside an items file: the items path
+// without its .jsonl, .json or .csv extension, plus ".failed.jsonl"
+// (items.csv -> items.failed.jsonl). Items on stdout ("-") put their
+// failures in failed.jsonl in the working directory.
 func FailuresPath(itemsPath string) string {
-	return strings.TrimSuffix(itemsPath, ".jsonl") + ".failed.jsonl"
+	if itemsPath == Stdout {
+		return "failed.jsonl"
+	}
+	switch strings.ToLower(filepath.Ext(itemsPath)) {
+	case ".jsonl", ".json", ".csv":
+		itemsPath = itemsPath[:len(itemsPath)-len(filepath.Ext(itemsPath))]
+	}
+	return itemsPath + ".failed.jsonl"
 }
 
-func createJSONL(path string) (*jsonlFile, error) {
-	f, err := os.Create(path)
+// openJSONLFile opens a JSON Lines file for appending: it cuts a torn tail
+// off, learns the keys of the lines there, and starts the file's writer.
+func openJSONLFile(path string) (*lineFile, error) {
+	f, size, err := openAppend(path)
 	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", path, err)
+		return nil, err
 	}
-	return &jsonlFile{path: path, f: f, w: bufio.NewWriter(f), written: map[string]bool{}}, nil
-}
-
-func (j *jsonlFile) write(id string, v any) error {
-	if j.written[id] {
-		return nil
+	c, err := scanJSONL(io.NewSectionReader(f, 0, size), path)
+	if err == nil {
+		err = cutTail(f, size, c.valid)
 	}
-	b, err := json.Marshal(v)
 	if err != nil {
-		return fmt.Errorf("encode %s: %w", id, err)
+		f.Close()
+		return nil, err
 	}
-	b = append(b, '\n')
-	if _, err := j.w.Write(b); err != nil {
-		return fmt.Errorf("write %s: %w", j.path, err)
-	}
-	j.written[id] = true
-	j.count++
-	return nil
-}
-
-// SaveItem appends it unless its page was written already.
-func (s *JSONL) SaveItem(_ context.Context, it Item) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.items.write(it.ID, it)
-}
-
-// SaveFailure appends f unless its page was written already.
-func (s *JSONL) SaveFailure(_ context.Context, f Failure) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.failures.write(f.ID, f)
-}
-
-// DeleteFailure cannot take a line back out of an append-only file: a page
-// stored on retry keeps its earlier failure line. It always succeeds.
-func (s *JSONL) DeleteFailure(context.Context, string) error { return nil }
-
-// Counts returns how many items and failures were written.
-func (s *JSONL) Counts() (items, failures int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.items.count, s.failures.count
-}
-
-// Close flushes and closes both files. An empty failures file is removed.
-func (s *JSONL) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var first error
-	for _, j := range []*jsonlFile{s.items, s.failures} {
-		if err := j.w.Flush(); err != nil && first == nil {
-			first = fmt.Errorf("flush %s: %w", j.path, err)
-		}
-		if err := j.f.Close(); err != nil && first == nil {
-			first = fmt.Errorf("close %s: %w", j.path, err)
-		}
-	}
-	if s.failures.count == 0 {
-		_ = os.Remove(s.failures.path)
-	}
-	return first
+	return newLineFile(path, f, f, c.keys, c.count), nil
 }

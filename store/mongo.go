@@ -2,10 +2,8 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"strings"
 	"time"
@@ -129,48 +127,6 @@ func (m *Mongo) Failures(ctx context.Context, job string) ([]Failure, error) {
 		return nil, fmt.Errorf("read failed of %s: %w", job, err)
 	}
 	return out, nil
-}
-
-// ExportItems writes a job's items to w as JSON Lines, in URL order, and
-// returns how many it wrote.
-func (m *Mongo) ExportItems(ctx context.Context, job string, w io.Writer) (int, error) {
-	cur, err := m.items.Find(ctx, bson.D{{Key: "job", Value: job}},
-		options.Find().SetSort(bson.D{{Key: "url", Value: 1}}))
-	if err != nil {
-		return 0, fmt.Errorf("find items of %s: %w", job, err)
-	}
-	defer cur.Close(ctx)
-	enc := json.NewEncoder(w)
-	n := 0
-	for cur.Next(ctx) {
-		var it Item
-		if err := cur.Decode(&it); err != nil {
-			return n, fmt.Errorf("decode item: %w", err)
-		}
-		it.Fields = plainFields(it.Fields)
-		if err := enc.Encode(it); err != nil {
-			return n, fmt.Errorf("write item: %w", err)
-		}
-		n++
-	}
-	if err := cur.Err(); err != nil {
-		return n, fmt.Errorf("read items of %s: %w", job, err)
-	}
-	return n, nil
-}
-
-// plainFields turns BSON arrays back into []string for JSON output.
-func plainFields(f map[string]any) map[string]any {
-	for k, v := range f {
-		if arr, ok := v.(bson.A); ok {
-			out := make([]string, 0, len(arr))
-			for _, e := range arr {
-				out = append(out, fmt.Sprint(e))
-			}
-			f[k] = out
-		}
-	}
-	return f
 }
 
 // Close disconnects from MongoDB.

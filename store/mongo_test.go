@@ -189,6 +189,44 @@ func TestMongo_ExportItems(t *testing.T) {
 			t.Errorf("ExportItems(nope) = %d, %v, %q; want 0, nil, empty", n, err, buf.String())
 		}
 	})
+	t.Run("csv", func(t *testing.T) {
+		var buf bytes.Buffer
+		n, err := m.ExportItemsAs(ctx, "news", &buf, FormatCSV)
+		if err != nil || n != 3 {
+			t.Fatalf("ExportItemsAs(csv) = %d, %v; want 3", n, err)
+		}
+		want := "url,job,fetched_at,status,none,tags,title\n" +
+			"https://example.com/a,news,2025-01-02T03:04:05Z,200,,x | a,T a\n" +
+			"https://example.com/b,news,2025-01-02T03:04:05Z,200,,x | b,T b\n" +
+			"https://example.com/c,news,2025-01-02T03:04:05Z,200,,x | c,T c\n"
+		if buf.String() != want {
+			t.Errorf("csv =\n%s\nwant\n%s", buf.String(), want)
+		}
+	})
+	t.Run("json", func(t *testing.T) {
+		var buf bytes.Buffer
+		n, err := m.ExportItemsAs(ctx, "news", &buf, FormatJSON)
+		var items []Item
+		if jerr := json.Unmarshal(buf.Bytes(), &items); err != nil || n != 3 || jerr != nil || len(items) != 3 || items[0].ID != "news:fp-a" {
+			t.Errorf("ExportItemsAs(json) = %d, %v; array %q (%v); want 3 items, the first news:fp-a", n, err, buf.String(), jerr)
+		}
+	})
+}
+
+func TestMongo_JobExists(t *testing.T) {
+	m, _ := openTestMongo(t)
+	ctx := testCtx(t)
+	if err := m.SaveItem(ctx, Item{ID: "stored:1", URL: "u", Job: "stored"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SaveFailure(ctx, Failure{ID: "failed:1", URL: "u", Job: "failed", Reason: "gone"}); err != nil {
+		t.Fatal(err)
+	}
+	for job, want := range map[string]bool{"stored": true, "failed": true, "nosuch": false} {
+		if got, err := m.JobExists(ctx, job); err != nil || got != want {
+			t.Errorf("JobExists(%s) = %v, %v; want %v", job, got, err, want)
+		}
+	}
 }
 
 func TestOpenMongo(t *testing.T) {

@@ -1,6 +1,9 @@
 package store
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Item is one detail page's extracted fields.
 type Item struct {
@@ -8,6 +11,9 @@ type Item struct {
 	ID string `bson:"_id" json:"-"`
 	// URL is the detail page's canonical URL.
 	URL string `bson:"url" json:"url"`
+	// FinalURL is the URL the page was fetched from after redirects, when
+	// it differs from URL (redirects never leave the job's allowed domains).
+	FinalURL string `bson:"final_url,omitempty" json:"final_url,omitempty"`
 	// Job is the job's name.
 	Job string `bson:"job" json:"job"`
 	// Fields maps each configured field to a string or a list of strings.
@@ -76,3 +82,46 @@ func (f Failure) Fingerprint() string {
 
 // ItemID is the identity of a job's page: "<job>:<fingerprint>".
 func ItemID(job, fingerprint string) string { return job + ":" + fingerprint }
+
+// UnmarshalJSON decodes an item line and rebuilds its ID from the job and
+// fingerprint the line carries (the ID itself is not written).
+func (it *Item) UnmarshalJSON(b []byte) error {
+	type plain Item
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*it = Item(p)
+	if it.Job != "" && it.Fingerprint != "" {
+		it.ID = ItemID(it.Job, it.Fingerprint)
+	}
+	return nil
+}
+
+// MarshalJSON writes f with its fingerprint (field "fingerprint", the part
+// of ID after the job), so that a failure line says which page it is.
+func (f Failure) MarshalJSON() ([]byte, error) {
+	type plain Failure
+	return json.Marshal(struct {
+		plain
+		Fingerprint string `json:"fingerprint,omitempty"`
+	}{plain(f), f.Fingerprint()})
+}
+
+// UnmarshalJSON decodes a failure line and rebuilds its ID from the job
+// and fingerprint the line carries.
+func (f *Failure) UnmarshalJSON(b []byte) error {
+	type plain Failure
+	var v struct {
+		plain
+		Fingerprint string `json:"fingerprint"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*f = Failure(v.plain)
+	if f.Job != "" && v.Fingerprint != "" {
+		f.ID = ItemID(f.Job, v.Fingerprint)
+	}
+	return nil
+}
