@@ -1,7 +1,21 @@
 // Package fetch downloads pages for the master (list pages) and the slaves
-// (detail pages). It is the one place that talks HTTP to crawled sites: it
-// decodes any charset to UTF-8, limits body size and redirects, refuses
-// loopback and private addresses at connect time unless a job allows them
-// (so DNS rebinding cannot bypass the check), and tells transient failures
-// (timeouts, resets, 429, 5xx), which are worth retrying, from permanent ones.
+// (detail pages). It is the one place that talks HTTP to crawled sites.
+//
+// Fetcher.Do makes exactly one attempt and says, in an *Error, whether
+// another may help (Transient), whether a proxy rather than the site failed
+// (ProxyFault) and how long a 429 or 503 asked to wait (RetryAfter), so
+// that a scheduler can plan the next try without holding a worker.
+// Fetcher.Fetch retries with backoff on top of Do.
+//
+// Each Request carries the job's settings: user agent, headers, cookie jar,
+// size and time limits, the hosts redirects may lead to, and the proxy to
+// go through (one connection pool per proxy identity). Bodies come
+// decompressed (gzip, deflate, br) within the size limit, and HTML is
+// decoded from any charset to UTF-8; a body that is not HTML is refused
+// with ErrNotHTML unless asked for.
+//
+// The address guard refuses loopback and private addresses unless the job
+// allows them, and link-local and cloud-metadata addresses always: at
+// connect time for direct requests (so DNS rebinding cannot bypass it), by
+// resolving the target before the request for proxied ones.
 package fetch

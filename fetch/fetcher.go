@@ -1,211 +1,280 @@
 package fetch
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
-	"golang.org/x/net/html/charset"
+	"github.com/crawler-dev/crawler/internal/ctxtime"
 )
 
-// Options configures a Fetcher. Zero values take the defaults.
-type Options struct {
-	// Timeout bounds one request, body included. Default 30s.
-	Timeout time.Duration
-	// MaxBodyBytes bounds a page's size. Default 10 MiB.
-	MaxBodyBytes int64
-	// MaxRedirects bounds the redirects followed. Default 5.
-	MaxRedirects int
-	// UserAgent is sent with every request.
-	UserAgent string
-	// RetryBase is the first backoff delay between tries. Default 500ms.
-	RetryBase time.Duration
-	// RetryMax caps one backoff delay. Default 10s.
-	RetryMax time.Duration
-}
-
-func (o *Options) applyDefaults() {
-	if o.Timeout <= 0 {
-		o.Timeout = 30 * time.Second
-	}
-	if o.MaxBodyBytes <= 0 {
-		o.MaxBodyBytes = 10 << 20
-	}
-	if o.MaxRedirects <= 0 {
-		o.MaxRedirects = 5
-	}
-	if o.UserAgent == "" {
-		o.UserAgent = "crawler/1.0 (+https://github.com/crawler-dev/crawler)"
-	}
-	if o.RetryBase <= 0 {
-		o.RetryBase = 500 * time.Millisecond
-	}
-	if o.RetryMax <= 0 {
-		o.RetryMax = 10 * time.Second
-	}
-}
-
-// Request is one page to fetch.
-type Request struct {
-	// URL is the page's absolute URL.
-	URL string
-	// AllowPrivate permits loopback and private addresses.
-	AllowPrivate bool
-	// MaxRetries is how often a transient failure is tried again.
-	MaxRetries int
-}
-
-// Page is a fetched page with its body decoded to UTF-8.
+// Page is a fetched page.
 type Page struct {
-	// URL is the final URL after redirects.
+	// URL is the final URL, after redirects.
 	URL string
 	// Status is the HTTP status code (2xx).
 	Status int
-	// ContentType is the response's Content-Type header.
+	// ContentType is the answer's Content-Type header; when that is
+	// missing or application/octet-stream, the type sniffed from the body
+	// (http.DetectContentType).
 	ContentType string
-	// Body is the page decoded to UTF-8.
+	// HTML is true for HTML and XHTML (text/html, application/xhtml+xml).
+	// It is false only with Request.AllowNonHTML.
+	HTML bool
+	// Body is the page, decompressed; decoded to UTF-8 when it is HTML,
+	// as sent when it is not.
 	Body []byte
 	// Tries is how many requests it took.
 	Tries int
+
+	charge *charge // the page's hold on the Fetcher's memory budget
+}
+
+// Release tells the Fetcher the page is done with: its memory counts no
+// more against Options.MemoryBudget. Call it once the page's body and what
+// was parsed from it are no longer used; it is safe to call twice, or on a
+// Fetcher without a budget.
+func (p *Page) Release() {
+	if p != nil {
+		p.charge.release()
+	}
 }
 
 // Fetcher fetches pages. It is safe for concurrent use.
 type Fetcher struct {
 	opts    Options
-	public  *http.Client // refuses non-public addresses at connect time
-	private *http.Client // for jobs with allow_private_networks
+	public  *http.Transport // refuses non-public addresses at connect time
+	private *http.Transport // for jobs with allow_private_networks
+	proxies *proxyTransports
+	memory  *memoryBudget // nil: no bound
+	// sleep waits between Fetch's tries; tests replace it.
+	sleep func(ctx context.Context, d time.Duration) error
 }
 
-// New returns a Fetcher.
+// New returns a Fetcher. Zero options take their defaults.
 func New(opts Options) *Fetcher {
-	opts.applyDefaults()
+	return newFetcher(opts, nil)
+}
+
+// newFetcher is New with the TLS settings for sites and proxies (nil: the
+// system's roots); tests pass their own.
+func newFetcher(opts Options, tlsConf *tls.Config) *Fetcher {
+	opts = opts.withDefaults()
 	return &Fetcher{
 		opts:    opts,
-		public:  newClient(opts, publicOnly),
-		private: newClient(opts, nil),
+		public:  newDirectTransport(publicOnly, tlsConf),
+		private: newDirectTransport(privateAllowed, tlsConf),
+		proxies: newProxyTransports(opts.MaxProxyTransports, tlsConf),
+		memory:  newMemoryBudget(opts.MemoryBudget),
+		sleep:   ctxtime.Sleep,
 	}
+}
+
+// CloseIdleConnections closes the connections that no request is using.
+func (f *Fetcher) CloseIdleConnections() {
+	f.public.CloseIdleConnections()
+	f.private.CloseIdleConnections()
+	f.proxies.closeIdle()
 }
 
 var errTooManyRedirects = errors.New("too many redirects")
 
-func newClient(opts Options, control func(string, string, syscall.RawConn) error) *http.Client {
+func newDirectTransport(control func(string, string, syscall.RawConn) error, tlsConf *tls.Config) *http.Transport {
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: control}
-	transport := &http.Transport{
-		Proxy:                 nil, // proxies come from the proxy pool, never the environment
-		DialContext:           dialer.DialContext,
-		MaxIdleConns:          256,
-		MaxIdleConnsPerHost:   64,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ResponseHeaderTimeout: opts.Timeout,
-	}
-	return &http.Client{
-		Transport: transport,
-		Timeout:   opts.Timeout,
-		CheckRedirect: func(_ *http.Request, via []*http.Request) error {
-			if len(via) > opts.MaxRedirects {
-				return errTooManyRedirects
-			}
-			return nil
-		},
+	return &http.Transport{
+		Proxy:               nil, // proxies come from Request.Proxy, never the environment
+		DialContext:         dialer.DialContext,
+		TLSClientConfig:     tlsConf,
+		MaxIdleConns:        256,
+		MaxIdleConnsPerHost: 64,
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: 10 * time.Second,
 	}
 }
 
-// Fetch gets req.URL, retrying transient failures with exponential backoff
-// and jitter up to req.MaxRetries times. The error is an *Error.
+// Fetch gets req.URL, trying transient failures again up to req.MaxRetries
+// times. It waits between tries with exponential backoff and jitter
+// (Options.RetryBase up to RetryMax), and at least as long as a
+// Retry-After asked for, up to RetryMax. The error is an *Error.
 func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Page, error) {
-	policy := backoff.NewExponentialBackOff()
-	policy.InitialInterval = f.opts.RetryBase
-	policy.MaxInterval = f.opts.RetryMax
-	policy.MaxElapsedTime = 0
-	retries := backoff.WithContext(backoff.WithMaxRetries(policy, uint64(max(req.MaxRetries, 0))), ctx)
-
-	var page *Page
-	var last error
-	tries := 0
-	err := backoff.Retry(func() error {
-		tries++
-		p, err := f.once(ctx, req)
-		if err != nil {
-			last = err
-			if !IsTransient(err) {
-				return backoff.Permanent(err)
-			}
-			return err
+	// The options go in at construction: NewExponentialBackOff starts its
+	// first interval from InitialInterval, so setting the field afterwards
+	// would leave the first wait at the library's 500ms default.
+	policy := backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(f.opts.RetryBase),
+		backoff.WithMaxInterval(f.opts.RetryMax),
+		backoff.WithMaxElapsedTime(0))
+	for tries := 1; ; tries++ {
+		page, fe := f.attempt(ctx, req)
+		if fe == nil {
+			page.Tries = tries
+			return page, nil
 		}
-		page = p
-		return nil
-	}, retries)
-	if err != nil {
-		var fe *Error
-		if !errors.As(err, &fe) {
-			// ctx ended while waiting to retry: backoff returns ctx.Err().
-			return nil, &Error{URL: req.URL, Err: fmt.Errorf("%w (last try: %v)", err, last)}
+		fe.Tries = tries
+		if !fe.Transient || tries > req.MaxRetries {
+			return nil, fe
 		}
-		return nil, err
+		wait := max(policy.NextBackOff(), min(fe.RetryAfter, f.opts.RetryMax))
+		if err := f.sleep(ctx, wait); err != nil {
+			return nil, &Error{URL: req.URL, Tries: tries, Err: fmt.Errorf("%w (last try: %v)", err, fe),
+				secrets: fe.secrets}
+		}
 	}
-	page.Tries = tries
+}
+
+// Do makes exactly one request for req (following redirects), without
+// waiting or retrying: callers that schedule their own retries use it. The
+// error is an *Error saying whether another try may help (Transient),
+// whether the proxy failed rather than the site (ProxyFault), and how long
+// a 429 or 503 asked to wait (RetryAfter). req.MaxRetries is ignored.
+func (f *Fetcher) Do(ctx context.Context, req Request) (*Page, error) {
+	page, fe := f.attempt(ctx, req)
+	if fe != nil {
+		fe.Tries = 1
+		return nil, fe
+	}
+	page.Tries = 1
 	return page, nil
 }
 
-// once makes one request.
-func (f *Fetcher) once(ctx context.Context, req Request) (*Page, error) {
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, req.URL, nil)
-	if err != nil {
-		return nil, &Error{URL: req.URL, Err: err}
+// attempt makes one request.
+func (f *Fetcher) attempt(ctx context.Context, req Request) (*Page, *Error) {
+	secrets := proxySecrets(req.Proxy)
+	fail := func(err error, status int, transient bool) *Error {
+		return &Error{URL: req.URL, Status: status, Transient: transient || errors.Is(err, ErrProxy),
+			ProxyFault: errors.Is(err, ErrProxy), Err: err, secrets: secrets}
 	}
-	hreq.Header.Set("User-Agent", f.opts.UserAgent)
-	hreq.Header.Set("Accept", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8")
-	client := f.public
-	if req.AllowPrivate {
-		client = f.private
+	if err := req.Validate(); err != nil {
+		return nil, fail(err, 0, false)
 	}
-	resp, err := client.Do(hreq)
+	hreq, err := f.newHTTPRequest(ctx, req)
 	if err != nil {
-		return nil, &Error{URL: req.URL, Err: err, Transient: errTransient(err)}
+		return nil, fail(err, 0, false)
+	}
+	resp, err := f.client(req).Do(hreq)
+	if err != nil {
+		return nil, fail(err, 0, errTransient(err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // let the connection be reused
-		return nil, &Error{URL: req.URL, Status: resp.StatusCode, Transient: statusTransient(resp.StatusCode),
-			Err: fmt.Errorf("http status %d", resp.StatusCode)}
+		fe := fail(fmt.Errorf("http status %d", resp.StatusCode), resp.StatusCode, statusTransient(resp.StatusCode))
+		fe.RetryAfter = retryAfter(resp, time.Now())
+		return nil, fe
 	}
-	body, err := f.readBody(resp)
+	page, err := f.readPage(req, resp)
 	if err != nil {
-		return nil, &Error{URL: req.URL, Status: 0, Err: err, Transient: errTransient(err)}
+		return nil, fail(err, resp.StatusCode, errTransient(err))
 	}
-	return &Page{URL: resp.Request.URL.String(), Status: resp.StatusCode,
-		ContentType: resp.Header.Get("Content-Type"), Body: body}, nil
+	return page, nil
 }
 
-// readBody reads at most MaxBodyBytes and decodes the charset to UTF-8.
-func (f *Fetcher) readBody(resp *http.Response) ([]byte, error) {
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, f.opts.MaxBodyBytes+1))
+func (f *Fetcher) newHTTPRequest(ctx context.Context, req Request) (*http.Request, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, req.URL, nil)
 	if err != nil {
-		return nil, fmt.Errorf("read body: %w", err)
+		return nil, err
 	}
-	if int64(len(raw)) > f.opts.MaxBodyBytes {
-		return nil, fmt.Errorf("%w (%d bytes)", ErrTooLarge, f.opts.MaxBodyBytes)
+	ua := req.UserAgent
+	if ua == "" {
+		ua = f.opts.UserAgent
 	}
-	return decodeCharset(raw, resp.Header.Get("Content-Type"))
+	hreq.Header.Set("User-Agent", ua)
+	hreq.Header.Set("Accept", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8")
+	hreq.Header.Set("Accept-Encoding", acceptEncoding)
+	for name, value := range req.Headers {
+		hreq.Header.Set(name, value)
+	}
+	return hreq, nil
 }
 
-// decodeCharset converts body to UTF-8 using the Content-Type header, the
-// BOM or a <meta charset>, as browsers do.
-func decodeCharset(body []byte, contentType string) ([]byte, error) {
-	enc, name, _ := charset.DetermineEncoding(body, contentType)
-	if name == "utf-8" {
-		return body, nil
+// client is an http.Client for one request: its transport (direct or
+// through its proxy), cookie jar, timeout and redirect policy.
+func (f *Fetcher) client(req Request) *http.Client {
+	var rt http.RoundTripper = f.public
+	if req.AllowPrivate {
+		rt = f.private
 	}
-	out, err := enc.NewDecoder().Bytes(body)
+	if req.Proxy != nil {
+		rt = &viaProxy{t: f.proxies.get(req.Proxy), proxy: req.Proxy, allowPrivate: req.AllowPrivate}
+	}
+	timeout := req.Timeout
+	if timeout == 0 {
+		timeout = f.opts.Timeout
+	}
+	return &http.Client{Transport: rt, Jar: req.Jar, Timeout: timeout, CheckRedirect: f.checkRedirect(req)}
+}
+
+// checkRedirect bounds the redirects followed and keeps them on the hosts
+// req.AllowHost accepts.
+func (f *Fetcher) checkRedirect(req Request) func(*http.Request, []*http.Request) error {
+	return func(next *http.Request, via []*http.Request) error {
+		if len(via) > f.opts.MaxRedirects {
+			return errTooManyRedirects
+		}
+		if req.AllowHost != nil && !req.AllowHost(strings.ToLower(next.URL.Hostname())) {
+			return &OffsiteRedirectError{URL: next.URL.String()}
+		}
+		return nil
+	}
+}
+
+// readPage reads a 2xx answer: decompressed, within the size limit, and,
+// when it is HTML, decoded to UTF-8. A body that is not HTML is not read
+// unless req.AllowNonHTML.
+func (f *Fetcher) readPage(req Request, resp *http.Response) (page *Page, err error) {
+	limit := req.MaxBodyBytes
+	if limit == 0 {
+		limit = f.opts.MaxBodyBytes
+	}
+	first := int64(firstCharge)
+	if resp.ContentLength > 0 && resp.Header.Get("Content-Encoding") == "" {
+		first = resp.ContentLength
+	}
+	c, err := f.memory.acquire(resp.Request.Context(), min(first, limit))
 	if err != nil {
-		return nil, fmt.Errorf("decode %s: %w", name, err)
+		return nil, fmt.Errorf("wait for memory: %w", err)
 	}
-	return out, nil
+	defer func() {
+		if err != nil {
+			c.release()
+		}
+	}()
+	body, err := decodeContent(resp.Body, resp.Header.Values("Content-Encoding"), limit)
+	if err != nil {
+		return nil, err
+	}
+	if c != nil {
+		body = &chargedReader{ctx: resp.Request.Context(), r: body, c: c, limit: limit}
+	}
+	header := resp.Header.Get("Content-Type")
+	var head []byte
+	if needsSniff(header) {
+		if head, err = readLimited(io.LimitReader(body, sniffLen), sniffLen); err != nil {
+			return nil, err
+		}
+	}
+	ctype, html := contentType(header, head)
+	if !html && !req.AllowNonHTML {
+		return nil, &NotHTMLError{ContentType: ctype}
+	}
+	raw, err := readLimited(io.MultiReader(bytes.NewReader(head), body), limit)
+	if err != nil {
+		return nil, err
+	}
+	if html {
+		if raw, err = decodeCharset(raw, header); err != nil {
+			return nil, err
+		}
+	}
+	return &Page{URL: resp.Request.URL.String(), Status: resp.StatusCode, ContentType: ctype, HTML: html, Body: raw,
+		charge: c}, nil
 }

@@ -19,7 +19,8 @@ import (
 )
 
 // site is an httptest server on 127.0.0.1 that counts the requests and the
-// TCP connections it sees.
+// TCP connections it sees. Its answers are text/html unless the handler
+// sets another Content-Type (or deletes it).
 type site struct {
 	*httptest.Server
 	hits  atomic.Int64
@@ -31,6 +32,7 @@ func newSite(t *testing.T, h http.HandlerFunc) *site {
 	s := &site{}
 	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.hits.Add(1)
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		h(w, r)
 	}))
 	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {

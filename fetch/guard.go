@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/netip"
@@ -11,6 +12,17 @@ import (
 // non-public addresses. It runs after DNS resolution, on the address actually
 // dialled, so a host that resolves to 127.0.0.1 is caught too.
 func publicOnly(_, address string, _ syscall.RawConn) error {
+	return checkDial(address, false)
+}
+
+// privateAllowed is the Control function for jobs with
+// allow_private_networks: loopback and private addresses pass, link-local
+// and cloud-metadata addresses do not.
+func privateAllowed(_, address string, _ syscall.RawConn) error {
+	return checkDial(address, true)
+}
+
+func checkDial(address string, allowPrivate bool) error {
 	host, _, err := net.SplitHostPort(address)
 	if err != nil {
 		return fmt.Errorf("dial %s: %w", address, err)
@@ -19,18 +31,87 @@ func publicOnly(_, address string, _ syscall.RawConn) error {
 	if err != nil {
 		return fmt.Errorf("dial %s: %w", address, err)
 	}
-	if !isPublic(ip) {
+	if !allowed(ip, allowPrivate) {
 		return fmt.Errorf("dial %s: %w", address, ErrBlockedAddress)
 	}
 	return nil
 }
 
+// allowed reports whether a job may connect to ip.
+func allowed(ip netip.Addr, allowPrivate bool) bool {
+	if allowPrivate {
+		return !isMetadata(ip)
+	}
+	return isPublic(ip)
+}
+
 func isPublic(ip netip.Addr) bool {
 	ip = ip.Unmap()
+	if v4, ok := nat64Embedded(ip); ok {
+		return isPublic(v4)
+	}
 	return !(ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() ||
 		ip.IsLinkLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() ||
 		ip.IsInterfaceLocalMulticast() || sharedAddressSpace.Contains(ip))
 }
 
+// isMetadata reports the addresses no job may reach, private or not:
+// link-local ones (169.254.0.0/16 holds most clouds' metadata service) and
+// the metadata services outside it.
+func isMetadata(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	if v4, ok := nat64Embedded(ip); ok {
+		return isMetadata(v4)
+	}
+	if ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() {
+		return true
+	}
+	for _, m := range metadataAddrs {
+		if ip == m {
+			return true
+		}
+	}
+	return false
+}
+
+// metadataAddrs are cloud metadata services outside link-local space.
+var metadataAddrs = []netip.Addr{
+	netip.MustParseAddr("fd00:ec2::254"),   // AWS over IPv6
+	netip.MustParseAddr("100.100.100.200"), // Alibaba Cloud
+}
+
 // sharedAddressSpace is RFC 6598 carrier-grade NAT space, private in practice.
 var sharedAddressSpace = netip.MustParsePrefix("100.64.0.0/10")
+
+// nat64 is the well-known NAT64 prefix (RFC 6052): its addresses reach the
+// IPv4 address in their last 32 bits.
+var nat64 = netip.MustParsePrefix("64:ff9b::/96")
+
+func nat64Embedded(ip netip.Addr) (netip.Addr, bool) {
+	if !ip.Is6() || !nat64.Contains(ip) {
+		return netip.Addr{}, false
+	}
+	b := ip.As16()
+	return netip.AddrFrom4([4]byte(b[12:])), true
+}
+
+// checkTarget resolves host and checks every address it has, for requests
+// that go through a proxy (the dialer's Control only sees the proxy).
+func checkTarget(ctx context.Context, host string, allowPrivate bool) error {
+	if ip, err := netip.ParseAddr(host); err == nil {
+		if !allowed(ip, allowPrivate) {
+			return fmt.Errorf("target %s: %w", host, ErrBlockedAddress)
+		}
+		return nil
+	}
+	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return fmt.Errorf("resolve target: %w", err)
+	}
+	for _, ip := range addrs {
+		if !allowed(ip, allowPrivate) {
+			return fmt.Errorf("target %s (%s): %w", host, ip, ErrBlockedAddress)
+		}
+	}
+	return nil
+}
