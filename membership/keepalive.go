@@ -97,8 +97,15 @@ func (r *Registry) Watch(ctx context.Context, every time.Duration, fn func(assig
 	if every <= 0 {
 		every = r.opts.Lease / 5
 	}
-	ticker := time.NewTicker(every)
-	defer ticker.Stop()
+	return r.WatchEvery(ctx, func() time.Duration { return every }, nil, fn)
+}
+
+// WatchEvery is Watch with an interval asked for before each wait: a
+// master watches closely while it runs jobs and rarely while idle, so an
+// idle cluster costs Redis little. A receive on wake (nil: never) cuts the
+// wait short, so a master that takes a job on reads the table at once
+// instead of routing on one up to an idle interval old.
+func (r *Registry) WatchEvery(ctx context.Context, every func() time.Duration, wake <-chan struct{}, fn func(assign.Table)) error {
 	last := int64(-1)
 	for {
 		table, err := r.Snapshot(ctx)
@@ -111,10 +118,14 @@ func (r *Registry) Watch(ctx context.Context, every time.Duration, fn func(assig
 		case err != nil && ctx.Err() == nil:
 			r.log.Warn("watch snapshot failed", zap.Error(err))
 		}
+		t := time.NewTimer(every())
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return nil
-		case <-ticker.C:
+		case <-wake:
+			t.Stop()
+		case <-t.C:
 		}
 	}
 }

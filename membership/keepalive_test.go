@@ -103,3 +103,39 @@ func TestRegistry_Watch(t *testing.T) {
 	expect([]int{1}, "leave")
 	expect([]int{}, "lease of slave 1 lapses")
 }
+
+// TestRegistry_WatchEvery_wake: a wake cuts the interval short, so a
+// master that takes a job reads the live table at once.
+func TestRegistry_WatchEvery_wake(t *testing.T) {
+	r, _, _ := newRegistry(t, Options{})
+	tables := make(chan assign.Table, 16)
+	wake := make(chan struct{}, 1)
+	c, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	hour := func() time.Duration { return time.Hour }
+	go func() { errc <- r.WatchEvery(c, hour, wake, func(t assign.Table) { tables <- t }) }()
+	defer func() {
+		cancel()
+		if err := <-errc; err != nil {
+			t.Errorf("WatchEvery = %v; want nil after cancel", err)
+		}
+	}()
+	if first := <-tables; len(first.Nodes) != 0 {
+		t.Fatalf("first table %v, want empty", ids(first))
+	}
+	mustRegister(t, r, node(1, "a"))
+	select {
+	case table := <-tables:
+		t.Fatalf("Watch read %v before its hour-long interval or a wake", ids(table))
+	case <-time.After(100 * time.Millisecond):
+	}
+	wake <- struct{}{}
+	select {
+	case table := <-tables:
+		if !slices.Equal(ids(table), []int{1}) {
+			t.Fatalf("after the wake Watch reported %v, want [1]", ids(table))
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a wake did not make Watch read the table")
+	}
+}

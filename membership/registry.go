@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/internal/luascript"
 )
 
 // DefaultLease is the heartbeat lease used when Options.Lease is zero.
@@ -101,10 +102,17 @@ func (r *Registry) Lease() time.Duration { return r.opts.Lease }
 func (r *Registry) MaxSlaves() int { return r.opts.MaxSlaves }
 
 // Register adds info to the live table with a fresh lease and bumps the
-// epoch. It fails with ErrIDTaken if another live slave (another Token)
-// holds the ID; a lapsed lease is taken over. Registering again under the
-// same Token renews the lease. A zero StartedAt is set to now.
+// epoch. It fails with a *TakenError (errors.Is ErrIDTaken) if another live
+// slave (another Token) holds the ID; a lapsed lease is taken over.
+// Registering again under the same Token renews the lease. A zero StartedAt
+// is set to now.
 func (r *Registry) Register(ctx context.Context, info cluster.NodeInfo) error {
+	return r.register(ctx, info, "")
+}
+
+// register is Register that may also replace the live registration of
+// token replace (a dead process of the same slave).
+func (r *Registry) register(ctx context.Context, info cluster.NodeInfo, replace string) error {
 	if err := r.validate(info); err != nil {
 		return fmt.Errorf("register: %w", err)
 	}
@@ -116,7 +124,8 @@ func (r *Registry) Register(ctx context.Context, info cluster.NodeInfo) error {
 		return fmt.Errorf("register slave %d: %w", info.ID, err)
 	}
 	keys := []string{r.keys.Leases(), r.keys.Info(), r.keys.Epoch(), r.config}
-	err = registerScript.Run(ctx, r.rdb, keys, r.opts.MaxSlaves, info.ID, info.Token, data, r.opts.Lease.Milliseconds()).Err()
+	err = registerScript.Run(ctx, r.rdb, keys, ConfigMaxSlaves, r.opts.MaxSlaves, info.ID, info.Token, data,
+		r.opts.Lease.Milliseconds(), replace).Err()
 	if err != nil {
 		return fmt.Errorf("register slave %d: %w", info.ID, r.translate(err))
 	}
@@ -140,7 +149,7 @@ func (r *Registry) validate(info cluster.NodeInfo) error {
 // lease lapsed or another token holds the ID.
 func (r *Registry) Heartbeat(ctx context.Context, id int, token string) error {
 	keys := []string{r.keys.Leases(), r.keys.Info(), r.config}
-	err := heartbeatScript.Run(ctx, r.rdb, keys, r.opts.MaxSlaves, id, token, r.opts.Lease.Milliseconds()).Err()
+	err := heartbeatScript.Run(ctx, r.rdb, keys, ConfigMaxSlaves, r.opts.MaxSlaves, id, token, r.opts.Lease.Milliseconds()).Err()
 	if err != nil {
 		return fmt.Errorf("heartbeat slave %d: %w", id, r.translate(err))
 	}
@@ -161,14 +170,13 @@ func (r *Registry) Deregister(ctx context.Context, id int, token string) error {
 // translate turns the scripts' error replies into the package's sentinels;
 // other errors pass through.
 func (r *Registry) translate(err error) error {
-	var rerr redis.Error
-	if !errors.As(err, &rerr) {
+	code, detail, ok := luascript.ErrorCode(err)
+	if !ok {
 		return err
 	}
-	code, detail, _ := strings.Cut(rerr.Error(), " ")
 	switch code {
 	case "IDTAKEN":
-		return fmt.Errorf("%w: %s", ErrIDTaken, describeHolder(detail))
+		return takenError(detail)
 	case "LEASELOST":
 		return fmt.Errorf("%w: %s", ErrLeaseLost, detail)
 	case "MAXSLAVES":
@@ -178,11 +186,33 @@ func (r *Registry) translate(err error) error {
 	return err
 }
 
-// describeHolder says who holds an ID, from its NodeInfo JSON.
-func describeHolder(data string) string {
-	var info cluster.NodeInfo
-	if err := json.Unmarshal([]byte(data), &info); err != nil {
-		return "held by " + strconv.Quote(data)
+// TakenError is the ErrIDTaken of a registration: who holds the ID, and
+// until when its lease runs unless renewed.
+type TakenError struct {
+	// Holder is the registration that holds the ID.
+	Holder cluster.NodeInfo
+	// Until is the holder's lease deadline.
+	Until time.Time
+}
+
+// Error says who holds the ID.
+func (e *TakenError) Error() string {
+	return fmt.Sprintf("%v: held by host %s pid %d since %s", ErrIDTaken, e.Holder.Host, e.Holder.PID,
+		e.Holder.StartedAt.Format(time.RFC3339))
+}
+
+// Is makes errors.Is(err, ErrIDTaken) hold.
+func (e *TakenError) Is(target error) bool { return target == ErrIDTaken }
+
+// takenError parses the IDTAKEN detail: "<deadline ms> <holder info JSON>".
+func takenError(detail string) error {
+	ms, data, _ := strings.Cut(detail, " ")
+	e := &TakenError{}
+	if n, err := strconv.ParseInt(ms, 10, 64); err == nil {
+		e.Until = time.UnixMilli(n)
 	}
-	return fmt.Sprintf("held by host %s pid %d since %s", info.Host, info.PID, info.StartedAt.Format(time.RFC3339))
+	if err := json.Unmarshal([]byte(data), &e.Holder); err != nil {
+		return fmt.Errorf("%w: held by %q", ErrIDTaken, data)
+	}
+	return e
 }
