@@ -1,0 +1,104 @@
+package politeness
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/crawler-dev/crawler/internal/luascript"
+)
+
+//go:embed lua/*.lua
+var luaFiles embed.FS
+
+var (
+	acquireScript = luascript.Load(luaFiles, "lua/acquire.lua")
+	reportScript  = luascript.Load(luaFiles, "lua/report.lua")
+	renewScript   = luascript.Load(luaFiles, "lua/renew.lua")
+	stateScript   = luascript.Load(luaFiles, "lua/state.lua")
+)
+
+// Fields of a host's rate hash (cluster.HostKeys.Rate).
+const (
+	fieldTAT    = "tat"    // GCRA theoretical arrival time, server ms
+	fieldFactor = "factor" // backoff: share of the rule's rate in use, (0, 1]
+	fieldCutAt  = "cut_at" // server ms of the last cut
+)
+
+// ErrLeaseLost is returned by Renew when the lease expired before it was
+// renewed: the request no longer counts against the cap.
+var ErrLeaseLost = errors.New("lease lost")
+
+var codes = luascript.Codes{"LOST": ErrLeaseLost}
+
+// evalMany runs script once per argument set in one pipeline (one round
+// trip, or one per shard of a Redis Cluster). Calls that failed with
+// NOSCRIPT did not run; they are run again once the script is loaded.
+func evalMany(ctx context.Context, rdb redis.UniversalClient, script *redis.Script,
+	keys [][]string, args [][]any) ([]*redis.Cmd, error) {
+	cmds := make([]*redis.Cmd, len(keys))
+	todo := make([]int, len(keys))
+	for i := range todo {
+		todo[i] = i
+	}
+	for attempt := 0; len(todo) > 0; attempt++ {
+		pipe := rdb.Pipeline()
+		for _, i := range todo {
+			cmds[i] = script.EvalSha(ctx, pipe, keys[i], args[i]...)
+		}
+		_, _ = pipe.Exec(ctx) // errors are read per command below
+		todo = noScript(cmds, todo)
+		if len(todo) == 0 {
+			break
+		}
+		if attempt > 0 {
+			return cmds, fmt.Errorf("script not loaded: %w", cmds[todo[0]].Err())
+		}
+		if err := script.Load(ctx, rdb).Err(); err != nil {
+			return cmds, fmt.Errorf("load script: %w", err)
+		}
+	}
+	for _, c := range cmds {
+		if err := c.Err(); err != nil {
+			return cmds, codes.Translate(err)
+		}
+	}
+	return cmds, nil
+}
+
+// noScript returns the calls of todo that failed with NOSCRIPT.
+func noScript(cmds []*redis.Cmd, todo []int) []int {
+	var again []int
+	for _, i := range todo {
+		if redis.HasErrorPrefix(cmds[i].Err(), "NOSCRIPT") {
+			again = append(again, i)
+		}
+	}
+	return again
+}
+
+func toInt64(v any) int64 {
+	switch n := v.(type) {
+	case int64:
+		return n
+	case string:
+		i, _ := strconv.ParseInt(n, 10, 64)
+		return i
+	}
+	return 0
+}
+
+func toFloat(v any) float64 {
+	switch n := v.(type) {
+	case int64:
+		return float64(n)
+	case string:
+		f, _ := strconv.ParseFloat(n, 64)
+		return f
+	}
+	return 0
+}
