@@ -1,0 +1,98 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/crawler-dev/crawler/cluster"
+)
+
+// shutdownTimeout bounds how long a Server waits for scrapes in progress
+// when it stops.
+const shutdownTimeout = 5 * time.Second
+
+// Server serves a Registry over HTTP: /metrics in the Prometheus exposition
+// formats and /healthz ("ok"). It runs until the context given to Serve
+// ends or Close is called.
+type Server struct {
+	srv  *http.Server
+	addr string
+	stop context.CancelFunc
+	done chan struct{}
+	err  error
+}
+
+// Serve binds addr (host:port; port 0 picks a free one, see Addr) and
+// serves r on it in the background until ctx ends. Give it a loopback
+// address (DefaultAddr) unless the metrics must be reachable from other
+// hosts. Wait or Close joins it.
+func Serve(ctx context.Context, addr string, r *Registry) (*Server, error) {
+	if r == nil {
+		return nil, errors.New("metrics: Serve needs a registry")
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return nil, cluster.Invalid("Addr", addr, "is not host:port")
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics listen: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", r.Handler())
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	ctx, stop := context.WithCancel(ctx)
+	s := &Server{
+		srv:  &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute},
+		addr: ln.Addr().String(),
+		stop: stop,
+		done: make(chan struct{}),
+	}
+	go s.run(ctx, ln)
+	return s, nil
+}
+
+// run serves until ctx ends, then shuts down; both goroutines end before
+// done closes.
+func (s *Server) run(ctx context.Context, ln net.Listener) {
+	defer close(s.done)
+	served := make(chan error, 1)
+	go func() { served <- s.srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		s.err = fmt.Errorf("metrics serve: %w", err)
+		return
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := s.srv.Shutdown(sctx); err != nil {
+		_ = s.srv.Close()
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		s.err = fmt.Errorf("metrics serve: %w", err)
+	}
+}
+
+// Addr is the address the server listens on, with the real port.
+func (s *Server) Addr() string { return s.addr }
+
+// Wait blocks until the server has stopped (its context ended, or Close)
+// and returns why it stopped early, if it did.
+func (s *Server) Wait() error {
+	<-s.done
+	return s.err
+}
+
+// Close stops the server, waiting up to 5 seconds for scrapes in progress,
+// and returns as Wait does.
+func (s *Server) Close() error {
+	s.stop()
+	return s.Wait()
+}
