@@ -1,0 +1,28 @@
+// Package downloader sends a crawler process's requests the way a site
+// should be crawled, whoever sends them: the master (list pages) and every
+// slave (detail pages) put each page they need into a Downloader, which
+//
+//  1. asks the job's robots.txt (package robots, one fetch per origin for
+//     the whole cluster) and leaves out what it disallows, taking its
+//     Crawl-delay;
+//  2. waits for the host's share of the cluster-wide budget (package
+//     politeness: a rate, a cap on requests in flight, Retry-After pauses
+//     and a backoff on 429s) in a queue, not in a worker, so one slow host
+//     never starves the others;
+//  3. picks a proxy from the shared pool when the job uses one (package
+//     proxy), and never the same one for a retry;
+//  4. makes ONE attempt (fetch.Fetcher.Do), feeds the answer back to the
+//     host's budget and to the proxy's score, and on a transient failure
+//     puts the page back to wait its backoff (the longer of our exponential
+//     backoff and the site's Retry-After) and its host's turn again.
+//
+// Every Request ends in exactly one call of its Done function, with a
+// Result saying what became of it: fetched, failed (with the reason),
+// skipped (not HTML, disallowed by robots.txt, redirected off the allowed
+// domains) or cancelled (the process or the caller stopped; nothing is
+// recorded and the caller hands the work back).
+//
+// This is Scrapy's downloader with its robots, retry, proxy and autothrottle
+// middlewares, except that the throttling is one budget for the whole
+// cluster rather than one per process.
+package downloader

@@ -1,0 +1,144 @@
+package downloader
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/fetch"
+	"github.com/crawler-dev/crawler/internal/testenv"
+)
+
+// rig is a running Downloader on the test Redis, with what its requests
+// came to.
+type rig struct {
+	t    *testing.T
+	ctx  context.Context
+	rdb  *redis.Client
+	keys cluster.Keys
+	d    *Downloader
+	mu   sync.Mutex
+	got  map[string]Result
+	done chan Result
+}
+
+func newRig(t *testing.T, opts Options) *rig {
+	t.Helper()
+	rdb, keys := testenv.Redis(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	t.Cleanup(cancel)
+	fopts := fetch.DefaultOptions()
+	fopts.RetryBase = 10 * time.Millisecond
+	d, err := New(opts, Deps{Redis: rdb, Keys: keys, Fetcher: fetch.New(fopts)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); _ = d.Run(runCtx) }()
+	t.Cleanup(func() { stop(); <-stopped })
+	return &rig{t: t, ctx: ctx, rdb: rdb, keys: keys, d: d, got: map[string]Result{}, done: make(chan Result, 1000)}
+}
+
+// fastOptions retry quickly, for tests.
+func fastOptions() Options {
+	o := DefaultOptions()
+	o.RetryBase, o.RetryMax, o.ProxyWait = 20*time.Millisecond, 200*time.Millisecond, 50*time.Millisecond
+	return o
+}
+
+// job is a job spec on loopback sites with the given tweaks.
+func (g *rig) job(tweak func(*cluster.JobSpec)) *Job {
+	g.t.Helper()
+	spec := cluster.DefaultJobSpec()
+	spec.Name, spec.Seeds, spec.AllowPrivateNetworks = "test", []string{"http://127.0.0.1/"}, true
+	spec.DetailLink = &cluster.LinkRule{CSS: "a"}
+	spec.Fields = map[string]cluster.FieldRule{"t": {CSS: "h1"}}
+	spec.PerHostRPS, spec.MaxRetries = 1000, 2
+	if tweak != nil {
+		tweak(&spec)
+	}
+	spec.ApplyDefaults()
+	if err := spec.Validate(); err != nil {
+		g.t.Fatal(err)
+	}
+	j, err := g.d.NewJob(&spec)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	return j
+}
+
+// submit submits a request for url.
+func (g *rig) submit(j *Job, url string) {
+	g.d.Submit(&Request{URL: url, Job: j, Done: func(_ context.Context, r Result) {
+		g.mu.Lock()
+		g.got[r.Request.URL] = r
+		g.mu.Unlock()
+		g.done <- r
+	}})
+}
+
+// wait returns the next n results.
+func (g *rig) wait(n int, within time.Duration) []Result {
+	g.t.Helper()
+	var out []Result
+	deadline := time.After(within)
+	for len(out) < n {
+		select {
+		case r := <-g.done:
+			out = append(out, r)
+		case <-deadline:
+			g.t.Fatalf("%d of %d requests finished within %s", len(out), n, within)
+		}
+	}
+	return out
+}
+
+// site is an httptest server that counts requests per path and records
+// them, and answers with handler.
+type site struct {
+	*httptest.Server
+	mu       sync.Mutex
+	hits     map[string]int
+	at       map[string][]time.Time
+	agents   []string
+	headers  []http.Header
+	inflight int
+	peak     int
+}
+
+func newSite(t *testing.T, handler http.HandlerFunc) *site {
+	s := &site{hits: map[string]int{}, at: map[string][]time.Time{}}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.hits[r.URL.Path]++
+		s.at[r.URL.Path] = append(s.at[r.URL.Path], time.Now())
+		s.agents = append(s.agents, r.UserAgent())
+		s.headers = append(s.headers, r.Header.Clone())
+		s.inflight++
+		s.peak = max(s.peak, s.inflight)
+		s.mu.Unlock()
+		defer func() { s.mu.Lock(); s.inflight--; s.mu.Unlock() }()
+		handler(w, r)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *site) count(path string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hits[path]
+}
+
+func html(w http.ResponseWriter, body string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = w.Write([]byte(body))
+}

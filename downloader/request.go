@@ -1,0 +1,105 @@
+package downloader
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/crawler-dev/crawler/fetch"
+	"github.com/crawler-dev/crawler/proxy"
+)
+
+// Kind says what became of a Request.
+type Kind int
+
+// What becomes of a request.
+const (
+	// Fetched: Result.Page holds the page.
+	Fetched Kind = iota
+	// Failed: the page could not be fetched; Result.Err says why.
+	Failed
+	// NotHTML: the page is not HTML (a PDF, an image); there is nothing
+	// to extract. Result.Err carries the content type.
+	NotHTML
+	// Disallowed: the site's robots.txt disallows the URL for this job's
+	// user agent. No request was made.
+	Disallowed
+	// Offsite: a redirect led off the job's allowed domains; it was not
+	// followed. Result.Err names the target.
+	Offsite
+	// Cancelled: the caller's context or the Downloader ended first.
+	// Nothing is known about the page; hand the work back.
+	Cancelled
+)
+
+// String names the kind, as failure records and logs say it.
+func (k Kind) String() string {
+	return [...]string{"fetched", "failed", "not_html", "robots", "offsite", "cancelled"}[k]
+}
+
+// Skipped reports whether the kind is a page left out on purpose: counted
+// apart from failures, never retried.
+func (k Kind) Skipped() bool { return k == NotHTML || k == Disallowed || k == Offsite }
+
+// Request is one page to download.
+type Request struct {
+	// Ctx is the caller's context for this page: when it ends (the job is
+	// taken over, the slave stops) the request is cancelled wherever it is.
+	Ctx context.Context
+	// URL is the page's absolute URL.
+	URL string
+	// Job is the job the page belongs to.
+	Job *Job
+	// Item is the caller's (a task, a list page), handed back in the Result.
+	Item any
+	// Done is called exactly once, from one of the Downloader's
+	// goroutines, with what became of the request.
+	Done func(ctx context.Context, r Result)
+
+	tries    int        // attempts made (requests sent)
+	unknown  int        // times robots.txt could not be had for it
+	proxied  int        // attempts the proxy failed, not charged to the page
+	excluded []proxy.ID // proxies this page went through already
+	finished atomic.Bool
+	host     string
+	unwatch  func() bool // stops the watch on Ctx
+}
+
+// Result is what became of a Request.
+type Result struct {
+	// Request is the request, with its Item.
+	Request *Request
+	// Kind is what became of it.
+	Kind Kind
+	// Page is the page, when Kind is Fetched. Release it once done with,
+	// so that its memory no longer counts against the fetcher's budget.
+	Page *fetch.Page
+	// Err says why when Kind is Failed, NotHTML or Offsite.
+	Err error
+	// Tries is how many requests were sent for it.
+	Tries int
+	// Status is the last HTTP status the site sent, or 0.
+	Status int
+	// Transient is true when a Failed page might be fetched later (the
+	// retries ran out on a timeout or a 5xx).
+	Transient bool
+	// Latency is the last attempt's duration.
+	Latency time.Duration
+}
+
+// finish calls Done unless it was called already, and reports whether it
+// did.
+func (r *Request) finish(ctx context.Context, res Result) bool {
+	if !r.finished.CompareAndSwap(false, true) {
+		return false
+	}
+	if r.unwatch != nil {
+		r.unwatch()
+	}
+	res.Request, res.Tries = r, r.tries
+	r.Done(ctx, res)
+	return true
+}
+
+// cancelled reports whether the caller gave the request up.
+func (r *Request) cancelled() bool { return r.Ctx != nil && r.Ctx.Err() != nil }
