@@ -10,26 +10,6 @@ import (
 	"github.com/crawler-dev/crawler/store"
 )
 
-// retryScript re-enqueues failed detail tasks for the master to route.
-// KEYS: retry list, retrying set, state. ARGV: fingerprint/task pairs. A
-// task whose fingerprint is already being retried is skipped, so running
-// retry-failed twice enqueues nothing twice. A finished job goes back to
-// running. Returns the number enqueued.
-var retryScript = redis.NewScript(`
-local n = 0
-for i = 1, #ARGV, 2 do
-  if redis.call('SADD', KEYS[2], ARGV[i]) == 1 then
-    redis.call('RPUSH', KEYS[1], ARGV[i + 1])
-    n = n + 1
-  end
-end
-if n > 0 and redis.call('HGET', KEYS[3], 'state') == 'finished' then
-  redis.call('HSET', KEYS[3], 'state', 'running')
-  redis.call('HDEL', KEYS[3], 'finished_at')
-end
-return n
-`)
-
 // RetryFailed re-enqueues a job's failed detail pages (list pages are
 // fetched again by the next round). A page stored this time moves from the
 // failed counter to stored, and its failure record is dropped; one that
@@ -43,7 +23,7 @@ func RetryFailed(ctx context.Context, rdb redis.UniversalClient, keys cluster.Ke
 		}
 		return 0, fmt.Errorf("retry failed of job %s: %w", job, ErrJobNotFound)
 	}
-	var args []any
+	args := []any{cluster.StateField, cluster.StateFinished, cluster.StateRunning, cluster.StateFinishedAt}
 	for _, f := range failures {
 		fp := f.Fingerprint()
 		if f.Kind != store.KindDetail || f.Job != job || fp == "" {
@@ -52,7 +32,7 @@ func RetryFailed(ctx context.Context, rdb redis.UniversalClient, keys cluster.Ke
 		task := cluster.Task{URL: f.URL, FP: fp, Job: job, Referer: f.Referer, Round: f.Round, Retry: true}
 		args = append(args, fp, task.Encode())
 	}
-	if len(args) == 0 {
+	if len(args) == 4 {
 		return 0, nil
 	}
 	n, err := retryScript.Run(ctx, rdb, []string{jk.Retry(), jk.Retrying(), jk.State()}, args...).Int()

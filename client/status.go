@@ -16,34 +16,52 @@ import (
 
 // Status is a job's state and counters, as `client status --json` prints it.
 type Status struct {
-	Job         string                 `json:"job"`
-	State       string                 `json:"state"`
-	Round       int64                  `json:"round"`
-	SubmittedAt string                 `json:"submitted_at,omitempty"`
-	StartedAt   string                 `json:"started_at,omitempty"`
-	FinishedAt  string                 `json:"finished_at,omitempty"`
-	NextRoundAt string                 `json:"next_round_at,omitempty"`
-	Counters    Counters               `json:"counters"`
-	Slaves      map[string]SlaveCounts `json:"slaves"`
+	Job         string `json:"job"`
+	State       string `json:"state"`
+	Round       int64  `json:"round"`
+	SubmittedAt string `json:"submitted_at,omitempty"`
+	StartedAt   string `json:"started_at,omitempty"`
+	FinishedAt  string `json:"finished_at,omitempty"`
+	NextRoundAt string `json:"next_round_at,omitempty"`
+	CancelledAt string `json:"cancelled_at,omitempty"`
+	// Cancelling is true from client cancel until the owning master has
+	// stopped the job.
+	Cancelling bool                   `json:"cancelling,omitempty"`
+	Counters   Counters               `json:"counters"`
+	Slaves     map[string]SlaveCounts `json:"slaves"`
 }
 
 // Counters are a job's totals. Once the job is finished,
-// Discovered = Stored + Failed + Duplicates.
+// Discovered = Stored + Failed + Skipped + Duplicates.
 type Counters struct {
-	ListPages      int64 `json:"list_pages"`
-	ListFailed     int64 `json:"list_failed"`
-	Discovered     int64 `json:"discovered"`
-	Duplicates     int64 `json:"duplicates"`
-	Offsite        int64 `json:"offsite"`
-	InvalidLinks   int64 `json:"invalid_links"`
-	Routed         int64 `json:"routed"`
-	Stored         int64 `json:"stored"`
-	Failed         int64 `json:"failed"`
-	NearDuplicates int64 `json:"near_duplicates"`
-	Retries        int64 `json:"retries"`
-	Recovered      int64 `json:"recovered"`
-	Queued         int64 `json:"queued"`
-	InFlight       int64 `json:"in_flight"`
+	ListPages        int64 `json:"list_pages"`
+	ListFailed       int64 `json:"list_failed"`
+	Discovered       int64 `json:"discovered"`
+	Duplicates       int64 `json:"duplicates"`
+	Offsite          int64 `json:"offsite"`
+	InvalidLinks     int64 `json:"invalid_links"`
+	RobotsDisallowed int64 `json:"robots_disallowed"`
+	Routed           int64 `json:"routed"`
+	Stored           int64 `json:"stored"`
+	Failed           int64 `json:"failed"`
+	Skipped          int64 `json:"skipped"`
+	SkippedNotHTML   int64 `json:"skipped_not_html"`
+	SkippedRobots    int64 `json:"skipped_robots"`
+	SkippedOffsite   int64 `json:"skipped_offsite"`
+	DeadLetters      int64 `json:"dead_letters"`
+	Cancelled        int64 `json:"cancelled"`
+	NearDuplicates   int64 `json:"near_duplicates"`
+	Retries          int64 `json:"retries"`
+	Recovered        int64 `json:"recovered"`
+	Queued           int64 `json:"queued"`
+	InFlight         int64 `json:"in_flight"`
+}
+
+// Settled is how many discovered pages have an outcome: stored, failed,
+// skipped, filtered as duplicates, or dropped by client cancel. It equals
+// Discovered once the job is finished.
+func (c Counters) Settled() int64 {
+	return c.Stored + c.Failed + c.Skipped + c.Duplicates + c.Cancelled
 }
 
 // SlaveCounts are one slave's share of a job.
@@ -56,29 +74,34 @@ type SlaveCounts struct {
 }
 
 // GetStatus reads a job's status. maxSlaves is the size of the virtual node
-// table, to find every slave's queue.
+// table, to find every slave's queue; a finished job's queues are empty and
+// are not read (but for a cancelled one's tasks in flight).
 func GetStatus(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, job string, maxSlaves int) (*Status, error) {
 	jk := keys.Job(job)
-	state, err := rdb.HGetAll(ctx, jk.State()).Result()
-	if err != nil {
+	pipe := rdb.Pipeline()
+	stateCmd, statsCmd := pipe.HGetAll(ctx, jk.State()), pipe.HGetAll(ctx, jk.Stats())
+	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, fmt.Errorf("read state of job %s: %w", job, err)
 	}
+	state, stats := stateCmd.Val(), statsCmd.Val()
 	if len(state) == 0 {
 		return nil, fmt.Errorf("job %s: %w", job, ErrJobNotFound)
 	}
-	stats, err := rdb.HGetAll(ctx, jk.Stats()).Result()
-	if err != nil {
-		return nil, fmt.Errorf("read counters of job %s: %w", job, err)
-	}
-	depth, err := queue.New(rdb, jk).Depth(ctx, maxSlaves)
-	if err != nil {
-		return nil, fmt.Errorf("job %s: %w", job, err)
+	depth := queue.Depth{Queued: make([]int64, maxSlaves), Inflight: make([]int64, maxSlaves)}
+	if state[cluster.StateField] != cluster.StateFinished || state[cluster.StateCancelledAt] != "" {
+		d, err := queue.New(rdb, jk).Depth(ctx, maxSlaves)
+		if err != nil {
+			return nil, fmt.Errorf("job %s: %w", job, err)
+		}
+		depth = d
 	}
 	st := &Status{
 		Job: job, State: state[cluster.StateField], SubmittedAt: state[cluster.StateSubmittedAt],
 		StartedAt: state[cluster.StateStartedAt], FinishedAt: state[cluster.StateFinishedAt],
-		NextRoundAt: state[cluster.StateNextRoundAt], Slaves: map[string]SlaveCounts{},
+		NextRoundAt: state[cluster.StateNextRoundAt], CancelledAt: state[cluster.StateCancelledAt],
+		Slaves: map[string]SlaveCounts{},
 	}
+	_, st.Cancelling = state[cluster.StateCancel]
 	st.Round, _ = strconv.ParseInt(state[cluster.StateRound], 10, 64)
 	st.Counters = counters(stats)
 	st.Counters.Queued, st.Counters.InFlight = depth.Total()
@@ -91,8 +114,11 @@ func counters(stats map[string]string) Counters {
 	c := Counters{
 		ListPages: n(cluster.StatListPages), ListFailed: n(cluster.StatListFailed),
 		Duplicates: n(cluster.StatDuplicates), Offsite: n(cluster.StatOffsite),
-		InvalidLinks: n(cluster.StatInvalidLinks), Routed: n(cluster.StatRouted),
-		Stored: n(cluster.StatStored), Failed: n(cluster.StatFailed),
+		InvalidLinks: n(cluster.StatInvalidLinks), RobotsDisallowed: n(cluster.StatRobots), Routed: n(cluster.StatRouted),
+		Stored: n(cluster.StatStored), Failed: n(cluster.StatFailed), Skipped: n(cluster.StatSkipped),
+		SkippedNotHTML: n(cluster.StatSkippedNotHTML), SkippedRobots: n(cluster.StatSkippedRobots),
+		SkippedOffsite: n(cluster.StatSkippedOffsite), DeadLetters: n(cluster.StatDeadLetters),
+		Cancelled:      n(cluster.StatCancelled),
 		NearDuplicates: n(cluster.StatNearDuplicates), Retries: n(cluster.StatRetries),
 		Recovered: n(cluster.StatRecovered),
 	}

@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,7 +11,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/crawler-dev/crawler/canon"
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/dedup"
 )
 
 // ErrJobActive is returned when a job of the same name is pending or running.
@@ -18,44 +22,126 @@ var ErrJobActive = errors.New("a job of that name is already pending or running"
 // ErrJobNotFound is returned for a job name that was never submitted.
 var ErrJobNotFound = errors.New("no such job")
 
-// submitScript stores a job's spec and marks it pending, unless a job of the
-// same name is pending or running. A finished job is submitted anew: its
-// counters restart, while its dupefilter keeps what it saw inside the
-// window. KEYS: spec, state, stats (one job's hash tag). ARGV: spec JSON, now.
-var submitScript = redis.NewScript(`
-local state = redis.call('HGET', KEYS[2], 'state')
-if state == 'pending' or state == 'running' then return state end
-redis.call('SET', KEYS[1], ARGV[1])
-redis.call('HSET', KEYS[2], 'state', 'pending', 'submitted_at', ARGV[2])
-redis.call('HDEL', KEYS[2], 'started_at', 'finished_at', 'next_round_at')
-redis.call('DEL', KEYS[3])
-return 'ok'
-`)
+// seedChunk is how many seeds one command writes while staging them.
+const seedChunk = 1000
 
-// Submit validates spec and enqueues it for the masters.
+// stagingTTL bounds how long the seeds of a submission that died half-way
+// stay in Redis.
+const stagingTTL = time.Hour
+
+// Submit validates spec and enqueues it for the masters. The seeds are
+// stored apart from the spec, a chunk per command, so a job of a million
+// seeds neither blocks Redis nor weighs on every process that loads the
+// spec.
 func Submit(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, spec *cluster.JobSpec) error {
 	spec.ApplyDefaults()
 	if err := spec.Validate(); err != nil {
 		return err
 	}
-	raw, err := json.Marshal(spec)
+	seeds, err := seedEntries(spec.Seeds)
+	if err != nil {
+		return err
+	}
+	jk := keys.Job(spec.Name)
+	if err := checkRoom(ctx, rdb, spec, jk, seeds); err != nil {
+		return fmt.Errorf("submit job %s: %w", spec.Name, err)
+	}
+	staging := jk.SeedsStaging(stagingToken())
+	if err := stageSeeds(ctx, rdb, staging, seeds); err != nil {
+		return fmt.Errorf("submit job %s: %w", spec.Name, err)
+	}
+	stored := *spec
+	stored.Seeds, stored.SeedCount = nil, len(seeds)
+	raw, err := json.Marshal(&stored)
 	if err != nil {
 		return fmt.Errorf("encode job %s: %w", spec.Name, err)
 	}
-	jk := keys.Job(spec.Name)
 	now := time.Now().UTC()
 	// The job index lives in another hash slot than the job's keys, so it is
 	// written first: masters skip an indexed job whose state is not there yet.
 	if err := rdb.ZAddNX(ctx, keys.Jobs(), redis.Z{Score: float64(now.UnixMilli()), Member: spec.Name}).Err(); err != nil {
 		return fmt.Errorf("submit job %s: index: %w", spec.Name, err)
 	}
-	res, err := submitScript.Run(ctx, rdb, []string{jk.Spec(), jk.State(), jk.Stats()},
-		raw, now.Format(time.RFC3339Nano)).Text()
+	res, err := submitScript.Run(ctx, rdb, []string{jk.Spec(), jk.State(), jk.Stats(), jk.Seeds(), staging},
+		raw, now.Format(time.RFC3339Nano), cluster.StateField, cluster.StateSubmittedAt, cluster.StateStartedAt,
+		cluster.StateFinishedAt, cluster.StateNextRoundAt, cluster.StateCancel, cluster.StateCancelledAt,
+		cluster.StatePending, cluster.StateRunning).Text()
 	if err != nil {
 		return fmt.Errorf("submit job %s: %w", spec.Name, err)
 	}
 	if res != "ok" {
 		return fmt.Errorf("submit job %s: %w (state %s)", spec.Name, ErrJobActive, res)
 	}
+	bumpJobs(ctx, rdb, keys)
 	return nil
+}
+
+// bumpJobs tells idle masters and slaves that a job changed; they would
+// notice within seconds anyway, so a failure here is not the user's.
+func bumpJobs(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys) {
+	_ = rdb.Incr(ctx, keys.JobsVersion()).Err()
+}
+
+// seedEntryBytes is what Redis spends on one seed besides its bytes: the
+// list node and its allocation.
+const seedEntryBytes = 48
+
+// checkRoom refuses a job whose dupefilter and seeds Redis cannot hold,
+// saying how much they need: a job sized by mistake must not take Redis,
+// and every other client of it, down.
+func checkRoom(ctx context.Context, rdb redis.UniversalClient, spec *cluster.JobSpec, jk cluster.JobKeys, seeds []any) error {
+	opts := dedup.JobOptions(spec.Dedup, jk)
+	if err := opts.Validate(); err != nil {
+		return fmt.Errorf("job: dedup: %w", err)
+	}
+	need := dedup.EstimateBytes(opts)
+	for _, s := range seeds {
+		need += uint64(len(s.(string))) + seedEntryBytes
+	}
+	info, err := rdb.Info(ctx, "memory").Result()
+	if err != nil {
+		return nil // an embedded Redis (crawler run) reports no memory: no limit known, no check
+	}
+	mem, err := dedup.ParseRedisMemory(info)
+	if err != nil {
+		return err
+	}
+	if err := mem.CheckRoom(need); err != nil {
+		return fmt.Errorf("%w (lower dedup.capacity or raise dedup.error_rate, or give Redis more memory)", err)
+	}
+	return nil
+}
+
+// seedEntries canonicalizes and fingerprints the seeds, as the frontier
+// keeps list pages: "<40 hex fingerprint> <list page>".
+func seedEntries(seeds []string) ([]any, error) {
+	out := make([]any, 0, len(seeds))
+	for i, s := range seeds {
+		fp, canon, err := canon.URLFingerprint(s)
+		if err != nil {
+			return nil, fmt.Errorf("job: seeds[%d]: %w", i, err)
+		}
+		out = append(out, fp.String()+" "+cluster.ListPage{URL: canon}.Encode())
+	}
+	return out, nil
+}
+
+// stageSeeds writes the seeds to the staging list, a chunk per command, in
+// one pipeline.
+func stageSeeds(ctx context.Context, rdb redis.UniversalClient, staging string, seeds []any) error {
+	pipe := rdb.Pipeline()
+	for start := 0; start < len(seeds); start += seedChunk {
+		pipe.RPush(ctx, staging, seeds[start:min(start+seedChunk, len(seeds))]...)
+	}
+	pipe.Expire(ctx, staging, stagingTTL)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("stage %d seeds: %w", len(seeds), err)
+	}
+	return nil
+}
+
+func stagingToken() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

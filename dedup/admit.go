@@ -3,12 +3,14 @@ package dedup
 import (
 	"context"
 	"fmt"
+
+	"github.com/crawler-dev/crawler/canon"
 )
 
 // Candidate is one link offered to Admit.
 type Candidate struct {
 	// FP is the link's fingerprint.
-	FP Fingerprint
+	FP canon.Fingerprint
 	// Queue is the list to RPUSH Payload onto if the link is new; "" for
 	// none.
 	Queue string
@@ -50,25 +52,30 @@ type Result struct {
 // Admit checks and inserts the batch's fingerprints, pushes the new ones
 // onto their queues and updates the counters and the once-guard, all in ONE
 // script call, so a crash leaves either all of it or none. It is not split
-// into chunks: keep batches to a page's worth of links.
+// into chunks: keep batches to a page's worth of links. Candidates the
+// filter finds in its copies of slices (Options.CacheBytes) are duplicates
+// and are not passed, but are counted in the script like the others.
 func (f *Filter) Admit(ctx context.Context, b Batch) (Result, error) {
-	fps := make([]Fingerprint, len(b.Candidates))
+	fps := make([]canon.Fingerprint, len(b.Candidates))
 	for i, c := range b.Candidates {
 		fps[i] = c.FP
 	}
-	keys, args := admitTail(b)
-	res, err := f.run(ctx, f.scripts.admit, fps, keys, args)
+	bt := f.batch(fps, true)
+	rep, p, err := f.check(ctx, f.scripts.admit, bt, func(p plan) ([]string, []any) { return admitTail(b, p) }, parseAdmit)
 	if err != nil {
 		return Result{}, redisErr("dedup admit", err)
 	}
-	return parseAdmit(res, len(fps))
+	if rep.applied {
+		return Result{AlreadyApplied: true}, nil
+	}
+	return Result{New: p.merge(make([]bool, 0, len(fps)), len(fps), rep.flags, false)}, nil
 }
 
 // admitTail lays out the tail keys (Stats, OnceKey, distinct queues) and
-// arguments as lua/tail_admit.lua reads them.
-func admitTail(b Batch) ([]string, []any) {
+// arguments as lua/tail_admit.lua reads them, for the candidates p passes.
+func admitTail(b Batch, p plan) ([]string, []any) {
 	var keys []string
-	args := []any{b.NewField, b.DupField, b.OnceMember, flag(b.Stats != ""), flag(b.OnceKey != "")}
+	args := []any{b.NewField, b.DupField, b.OnceMember, flag(b.Stats != ""), flag(b.OnceKey != ""), p.resolved}
 	if b.Stats != "" {
 		keys = append(keys, b.Stats)
 	}
@@ -77,7 +84,7 @@ func admitTail(b Batch) ([]string, []any) {
 	}
 	queues := map[string]int{}
 	var qkeys []string
-	for _, c := range b.Candidates {
+	add := func(c Candidate) {
 		q := 0
 		if c.Queue != "" {
 			if q = queues[c.Queue]; q == 0 {
@@ -88,22 +95,33 @@ func admitTail(b Batch) ([]string, []any) {
 		}
 		args = append(args, q, c.Payload, c.Counter)
 	}
+	if p.sent == nil {
+		for _, c := range b.Candidates {
+			add(c)
+		}
+	}
+	for _, i := range p.sent {
+		add(b.Candidates[i])
+	}
 	return append(keys, qkeys...), args
 }
 
-func parseAdmit(res any, n int) (Result, error) {
+// parseAdmit reads Admit's reply: whether the once-guard had been
+// recorded, n flags and the granule.
+func parseAdmit(res any, n int) (reply, error) {
 	arr, ok := res.([]any)
-	if !ok || len(arr) != 2 {
-		return Result{}, fmt.Errorf("dedup admit: unexpected reply %v", res)
+	if !ok || len(arr) != 3 {
+		return reply{}, fmt.Errorf("unexpected reply %v", res)
 	}
 	if applied, _ := arr[0].(int64); applied == 1 {
-		return Result{AlreadyApplied: true}, nil
+		return reply{applied: true}, nil
 	}
 	s, _ := arr[1].(string)
+	g, _ := arr[2].(int64)
 	if len(s) != n {
-		return Result{}, fmt.Errorf("dedup admit: %d flags for %d candidates", len(s), n)
+		return reply{}, fmt.Errorf("%d flags for %d candidates", len(s), n)
 	}
-	return Result{New: appendFlags(make([]bool, 0, n), s)}, nil
+	return reply{flags: s, granule: g}, nil
 }
 
 func flag(b bool) string {

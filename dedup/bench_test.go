@@ -2,11 +2,11 @@ package dedup
 
 import (
 	"context"
-
-	"github.com/redis/go-redis/v9"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 func benchFilter(b *testing.B, m Mode, batch int) {
@@ -50,14 +50,6 @@ func BenchmarkFilter_SeenBatch(b *testing.B) {
 	}
 }
 
-func BenchmarkURLFingerprint(b *testing.B) {
-	for i := 0; b.Loop(); i++ {
-		if _, _, err := URLFingerprint("https://News.Example.com/a/./b/item?id=" + strconv.Itoa(i) + "&b=2&a=1#x"); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 func newTestFilterB(b *testing.B, m Mode) (*Filter, *redis.Client, Options) {
 	rdb, ks := testenvRedis(b)
 	f, err := New(rdb, Options{Mode: m, Namespace: ks + ":dedup", Window: 168 * time.Hour,
@@ -66,14 +58,4 @@ func newTestFilterB(b *testing.B, m Mode) (*Filter, *redis.Client, Options) {
 		b.Fatal(err)
 	}
 	return f, rdb, f.Options()
-}
-
-// BenchmarkSimhash hashes an English and a Chinese article of about a
-// thousand bytes together.
-func BenchmarkSimhash(b *testing.B) {
-	text := enA + "\n" + zhA
-	b.SetBytes(int64(len(text)))
-	for i := 0; i < b.N; i++ {
-		Simhash(text)
-	}
 }

@@ -2,8 +2,14 @@ package dedup
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math/bits"
+	"strconv"
 	"time"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/crawler-dev/crawler/canon"
 )
 
 // bloomShape is the sizing of every slice of one bloom filter.
@@ -15,6 +21,13 @@ type bloomShape struct {
 	blocks       int     // B, Redis strings per slice
 	blockLines   uint64  // lines of lineBytes per block
 	k            int     // bits per fingerprint, all in one line
+}
+
+// layoutTag names the layout of the slices: two filters with the same tag
+// read and write the same bits for a fingerprint.
+func (s bloomShape) layoutTag() string {
+	sum := xxhash.Sum64String(fmt.Sprintf("g%d b%d l%d k%d w%d", s.gran, s.blocks, s.blockLines, s.k, lineBits))
+	return strconv.FormatUint(sum&0xffffffff, 36)
 }
 
 // newBloomShape sizes the slices: each holds Capacity at ErrorRate/(L+1),
@@ -38,6 +51,10 @@ func newBloomShape(o Options) bloomShape {
 // bits is m, the bits of one slice.
 func (s bloomShape) bits() uint64 { return uint64(s.blocks) * s.blockLines * lineBits }
 
+// keysPerCall is the most keys one call names: every block of L+4
+// granules (see bloomMode.granules).
+func (s bloomShape) keysPerCall() int64 { return (s.lookback + 4) * int64(s.blocks) }
+
 // blockBytes is the length of one block's Redis string.
 func (s bloomShape) blockBytes() uint64 { return s.blockLines * lineBytes }
 
@@ -46,21 +63,45 @@ func (s bloomShape) granule(ms int64) int64 {
 	return floorDiv(ms, s.gran)
 }
 
-// position is where a fingerprint lives in every slice: its block, the
-// byte range of its line in that block (as GETRANGE wants it) and its k
-// bits in the line, two bytes each: the byte's index in the line and the
-// bit's mask in that byte (most significant bit first, as GETBIT counts),
-// sorted by bit.
+// position is where a fingerprint lives in every slice: its block and the
+// byte range of its line in that block (as GETRANGE wants it).
 type position struct {
 	block    int
 	from, to uint64
 }
 
+// spot is a fingerprint's position with its k bits in the line, two bytes
+// each: the byte's index in the line and the bit's mask in that byte (most
+// significant bit first, as GETBIT counts), sorted by bit. The script and
+// the filter's copies of slices (image) both read the bits from here, so
+// they cannot disagree on where a fingerprint lives.
+type spot struct {
+	block int
+	from  uint64
+	pairs []byte
+}
+
+// spots locates every fingerprint of fps.
+func (s bloomShape) spots(fps []canon.Fingerprint) []spot {
+	buf := make([]byte, 0, len(fps)*2*s.k)
+	out := make([]spot, len(fps))
+	for i, fp := range fps {
+		start := len(buf)
+		var p position
+		p, buf = s.locate(buf, fp)
+		out[i] = spot{block: p.block, from: p.from, pairs: buf[start:len(buf):len(buf)]}
+	}
+	return out
+}
+
+// line names sp's line in its block, the same in every granule.
+func (sp spot) line() uint64 { return uint64(sp.block)<<32 | sp.from/lineBytes }
+
 // locate returns fp's position, appending its bits to dst. The block comes
 // from bytes 16..19 of the SHA1, the line from bytes 0..7, and the k
 // distinct bits from a splitmix64 stream seeded with bytes 8..15, 11 bits
 // at a time.
-func (s bloomShape) locate(dst []byte, fp Fingerprint) (position, []byte) {
+func (s bloomShape) locate(dst []byte, fp canon.Fingerprint) (position, []byte) {
 	block := binary.BigEndian.Uint32(fp[16:20]) % uint32(s.blocks)
 	line := binary.BigEndian.Uint64(fp[0:8]) % s.blockLines
 	var used [lineBits / 64]uint64
@@ -96,46 +137,6 @@ func splitmix64(state uint64) (next, out uint64, n int) {
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
 	return state, z ^ (z >> 31), 64
-}
-
-// bloomMode builds the bloom scripts' keys and arguments.
-type bloomMode struct {
-	keys  keys
-	shape bloomShape
-}
-
-// call prepares a script run for fps at time nowMs (< 0: the server's
-// clock, with guess as the local estimate of it). The keys span granules
-// lo..hi: exactly g-L..g+1 for a known time, a granule more on each side
-// for a guessed one.
-func (m bloomMode) call(fps []Fingerprint, nowMs, guess int64) scriptCall {
-	lo, hi := m.granules(nowMs, guess)
-	c := scriptCall{n: len(fps)}
-	for g := lo; g <= hi; g++ {
-		for b := 0; b < m.shape.blocks; b++ {
-			c.modeKeys = append(c.modeKeys, m.keys.slice(g, b))
-		}
-	}
-	s := m.shape
-	packed := make([]byte, 0, len(fps)*2*s.k)
-	c.modeArgs = make([]any, 9, 9+3*len(fps))
-	for _, fp := range fps {
-		var p position
-		p, packed = s.locate(packed, fp)
-		c.modeArgs = append(c.modeArgs, p.block, p.from, p.to)
-	}
-	lastBit := s.blockBytes()*8 - 1
-	copy(c.modeArgs, []any{nowMs, lo, s.gran, s.window, s.lookback, s.blocks, s.k, lastBit, packed})
-	return c
-}
-
-func (m bloomMode) granules(nowMs, guess int64) (lo, hi int64) {
-	if nowMs >= 0 {
-		g := m.shape.granule(nowMs)
-		return g - m.shape.lookback, g + 1
-	}
-	g := m.shape.granule(guess)
-	return g - m.shape.lookback - 1, g + 2
 }
 
 func floorDiv(a, b int64) int64 {

@@ -2,11 +2,13 @@ package dedup
 
 import (
 	"context"
+	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/crawler-dev/crawler/internal/testenv"
 )
 
 func TestBloomShape(t *testing.T) {
@@ -95,10 +97,10 @@ func TestFilter_Expiry(t *testing.T) {
 		o.Window, o.Granularity, o.Capacity = 2*time.Second, time.Second, 1000
 	})
 	fps := testFPs("exp", 10)
-	start := serverTime(t, rdb)
+	start := testenv.ServerTime(t, rdb)
 	mustSeen(t, f, fps, true)
 	g := start.UnixMilli() / 1000
-	slice := keys{ns: o.Namespace}.slice(g, 0)
+	slice := bloomKeys(o).slice(g, 0)
 	t.Run("slice key expires with the window", func(t *testing.T) {
 		ttl := rdb.PExpireTime(ctx, slice).Val()
 		if want := time.Duration((g+1)*1000+2000) * time.Millisecond; ttl != want {
@@ -106,34 +108,16 @@ func TestFilter_Expiry(t *testing.T) {
 		}
 	})
 	t.Run("rejected inside the window", func(t *testing.T) {
-		waitUntil(t, rdb, start.Add(1500*time.Millisecond))
+		testenv.WaitServerTime(t, rdb, start.Add(1500*time.Millisecond))
 		mustSeen(t, f, fps, false)
 	})
 	t.Run("new after window plus one granule", func(t *testing.T) {
-		waitUntil(t, rdb, time.UnixMilli((g+3)*1000+50))
+		testenv.WaitServerTime(t, rdb, time.UnixMilli((g+3)*1000+50))
 		if n := rdb.Exists(ctx, slice).Val(); n != 0 {
 			t.Fatalf("expired slice %s still exists", slice)
 		}
 		mustSeen(t, f, fps, true)
 	})
-}
-
-func serverTime(t *testing.T, rdb *redis.Client) time.Time {
-	t.Helper()
-	now, err := rdb.Time(context.Background()).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return now
-}
-
-// waitUntil sleeps until the Redis server's clock reaches at: time itself is
-// under test here.
-func waitUntil(t *testing.T, rdb *redis.Client, at time.Time) {
-	t.Helper()
-	for now := serverTime(t, rdb); now.Before(at); now = serverTime(t, rdb) {
-		time.Sleep(min(at.Sub(now), 100*time.Millisecond))
-	}
 }
 
 func TestFilter_BlockSplit(t *testing.T) {
@@ -151,7 +135,7 @@ func TestFilter_BlockSplit(t *testing.T) {
 		g := shape.granule(clock.Now().UnixMilli())
 		t.Run("one key per block at full size", func(t *testing.T) {
 			for b := range shape.blocks {
-				key := keys{ns: o.Namespace}.slice(g, b)
+				key := bloomKeys(o).slice(g, b)
 				if n := rdb.StrLen(ctx, key).Val(); uint64(n) != shape.blockBytes() {
 					t.Fatalf("block %s: %d bytes, want %d", key, n, shape.blockBytes())
 				}
@@ -182,7 +166,7 @@ func TestFilter_Prepare(t *testing.T) {
 		shape := newBloomShape(o)
 		g := shape.granule(clock.Now().UnixMilli())
 		for _, gg := range []int64{g, g + 1} {
-			key := keys{ns: o.Namespace}.slice(gg, 0)
+			key := bloomKeys(o).slice(gg, 0)
 			if n := rdb.StrLen(ctx, key).Val(); uint64(n) != shape.blockBytes() {
 				t.Fatalf("%s: %d bytes", key, n)
 			}
@@ -227,6 +211,33 @@ func TestFilter_Sweep(t *testing.T) {
 			m := rdb.ZRange(ctx, keys{ns: o.Namespace}.exact(), 0, 0).Val()
 			if len(m) != 1 || len(m[0]) != exactMember {
 				t.Fatalf("member %q", m)
+			}
+		})
+	})
+}
+
+// TestFilter_ClockSkew: a script that finds the server's clock outside the
+// granules it was given fails with the DEDUPCLOCK code, which comes back
+// as ErrClockSkew; the filter then reads the clock again and succeeds.
+func TestFilter_ClockSkew(t *testing.T) {
+	onBackends(t, func(t *testing.T, be backend) {
+		f, _, _ := newTestFilter(t, be, ModeBloom, nil)
+		fps := testFPs("skew", 3)
+		t.Run("translated", func(t *testing.T) {
+			day := int64(24 * time.Hour / time.Millisecond)
+			b := f.batch(fps, true)
+			_, _, err := f.run(context.Background(), f.scripts.seen, func(_, guess int64) plan {
+				return f.mode.plan(b, -1, guess+10*day)
+			})
+			if !errors.Is(err, ErrClockSkew) || !strings.Contains(err.Error(), "outside the keys passed") {
+				t.Fatalf("err = %v, want ErrClockSkew with its detail", err)
+			}
+		})
+		t.Run("resynced", func(t *testing.T) {
+			f.skew.Store(int64(10 * 24 * time.Hour / time.Millisecond))
+			mustSeen(t, f, fps, true)
+			if s := time.Duration(f.skew.Load()) * time.Millisecond; s.Abs() > time.Minute {
+				t.Fatalf("skew still %v", s)
 			}
 		})
 	})

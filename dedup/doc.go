@@ -7,12 +7,22 @@
 // A Filter has three modes behind the same methods: an expiring multi-Bloom
 // filter (one Redis string per time granule, the default), an exact sorted
 // set of fingerprint to expiry time, and scrapy-redis's plain SET of hex
-// fingerprints (the baseline, no expiry). URLs are canonicalized the way
-// w3lib does before they are fingerprinted (Canonicalize, URLFingerprint).
+// fingerprints (the baseline, no expiry). It takes request fingerprints
+// computed by package canon.
 //
-// Near-duplicate content (the same article under another URL) is found with
-// a 64-bit simhash over character bigrams (Simhash) and a banded Redis index
-// (NearIndex).
+// A bloom Filter may keep copies of its slices in process memory
+// (Options.CacheBytes, refreshed by Prepare): sealed slices, which no
+// script writes any more, are checked in Go alone, and the current slice,
+// which the filter claims as its writer, is checked in Go and written
+// without Redis reading it. Only what the copies do not answer goes to
+// Redis, in the same one script per call, which verifies the clock, the
+// seals and the claim before writing; the answers are those of a check of
+// every slice in Redis.
+//
+// Options.Validate bounds every size (MaxCapacity, MaxSlices,
+// MaxSliceKeys), and EstimateBytes says how much Redis memory a filter
+// takes at most, so a job can be refused before it fills Redis
+// (RedisMemory.CheckRoom).
 //
 // Every key lives under the namespace the caller gives, which carries the
 // job's Redis Cluster hash tag, so one script touches one slot.

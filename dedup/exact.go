@@ -15,13 +15,14 @@ type exactMode struct {
 	window int64 // milliseconds
 }
 
-func (m exactMode) call(fps []Fingerprint, nowMs, _ int64) scriptCall {
+func (m exactMode) plan(b *batch, nowMs, _ int64) plan {
+	fps := b.fps
 	packed := make([]byte, 0, len(fps)*exactMember)
 	for _, fp := range fps {
 		packed = append(packed, fp[:exactMember]...)
 	}
 	// Sweep as many expired entries as this call may add, so memory stays
 	// level under steady traffic without a periodic Sweep.
-	return scriptCall{n: len(fps), modeKeys: []string{m.keys.exact()},
-		modeArgs: []any{nowMs, m.window, len(fps), packed}}
+	return plan{call: scriptCall{n: len(fps), modeKeys: []string{m.keys.exact()},
+		modeArgs: []any{nowMs, m.window, len(fps), packed}}}
 }

@@ -2,11 +2,14 @@ package dedup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/crawler-dev/crawler/canon"
 )
 
 // MaxChunk is the most fingerprints SeenBatch and Contains send in one
@@ -23,10 +26,18 @@ type Filter struct {
 	skew    atomic.Int64 // server clock minus local clock, ms (Now == nil)
 }
 
-// modeCalls builds a mode's script keys and arguments for a batch at time
-// nowMs (< 0: the server's clock, guessed locally as guess).
+// modeCalls lays out a mode's script calls.
 type modeCalls interface {
-	call(fps []Fingerprint, nowMs, guess int64) scriptCall
+	// plan lays out a check of b at time nowMs (< 0: the server's clock,
+	// guessed locally as guess).
+	plan(b *batch, nowMs, guess int64) plan
+}
+
+// batch is the fingerprints of one script call.
+type batch struct {
+	fps   []canon.Fingerprint
+	spots []spot // where they live, in bloom mode
+	write bool   // check and insert; false: only check
 }
 
 // New returns a filter over rdb. It validates opts and, when opts.Now is
@@ -36,7 +47,7 @@ func New(rdb redis.UniversalClient, opts Options) (*Filter, error) {
 		return nil, err
 	}
 	opts = opts.withDefaults()
-	f := &Filter{rdb: rdb, opts: opts, mode: newModeCalls(opts), scripts: loadScripts(opts.Mode)}
+	f := &Filter{rdb: rdb, opts: opts, mode: newModeCalls(opts), scripts: modeScripts[opts.Mode]}
 	if opts.Now == nil && opts.Mode == ModeBloom {
 		if err := f.syncClock(context.Background()); err != nil {
 			return nil, err
@@ -52,9 +63,12 @@ func newModeCalls(o Options) modeCalls {
 		return exactMode{keys: k, window: o.Window.Milliseconds()}
 	case ModeSet:
 		return setMode{keys: k}
-	default:
-		return bloomMode{keys: k, shape: newBloomShape(o)}
 	}
+	m := bloomMode{keys: bloomKeys(o), shape: newBloomShape(o)}
+	if o.CacheBytes > 0 {
+		return newSliceCache(m, o.CacheBytes).mode
+	}
+	return m
 }
 
 // Options returns the filter's options with defaults filled in.
@@ -63,39 +77,112 @@ func (f *Filter) Options() Options { return f.opts }
 // SeenBatch checks and inserts fps, reporting for each whether it was new.
 // A repeat within fps is a duplicate of its first occurrence. Inputs above
 // MaxChunk are split into several atomic calls.
-func (f *Filter) SeenBatch(ctx context.Context, fps []Fingerprint) ([]bool, error) {
-	return f.chunked(ctx, "dedup seen", f.scripts.seen, fps)
+func (f *Filter) SeenBatch(ctx context.Context, fps []canon.Fingerprint) ([]bool, error) {
+	return f.chunked(ctx, "dedup seen", f.scripts.seen, fps, true)
 }
 
 // Contains reports for each fingerprint whether the filter holds it,
 // without inserting anything.
-func (f *Filter) Contains(ctx context.Context, fps []Fingerprint) ([]bool, error) {
-	return f.chunked(ctx, "dedup contains", f.scripts.contains, fps)
+func (f *Filter) Contains(ctx context.Context, fps []canon.Fingerprint) ([]bool, error) {
+	return f.chunked(ctx, "dedup contains", f.scripts.contains, fps, false)
 }
 
-func (f *Filter) chunked(ctx context.Context, op string, s *redis.Script, fps []Fingerprint) ([]bool, error) {
+func (f *Filter) chunked(ctx context.Context, op string, s *redis.Script, fps []canon.Fingerprint, write bool) ([]bool, error) {
 	out := make([]bool, 0, len(fps))
 	for len(fps) > 0 {
 		n := min(len(fps), MaxChunk)
-		res, err := f.run(ctx, s, fps[:n], nil, nil)
+		b := f.batch(fps[:n], write)
+		rep, p, err := f.check(ctx, s, b, nil, parseSeen)
 		if err != nil {
 			return nil, redisErr(op, err)
 		}
-		str, _ := res.(string)
-		out = appendFlags(out, str)
+		out = p.merge(out, n, rep.flags, !write)
 		fps = fps[n:]
 	}
 	return out, nil
 }
 
+// batch returns the batch of fps, located in bloom mode.
+func (f *Filter) batch(fps []canon.Fingerprint, write bool) *batch {
+	b := &batch{fps: fps, write: write}
+	if m, ok := f.mode.(bloomMode); ok {
+		b.spots = m.shape.spots(fps)
+	}
+	return b
+}
+
+// reply is a check's answer: the flags of the fingerprints passed, the
+// granule written (bloom) and, for Admit, whether the once-guard had been
+// recorded before.
+type reply struct {
+	flags   string
+	granule int64
+	applied bool
+}
+
+// check runs script s on b with the tail's keys and arguments, parsed by
+// parse. A check and insert with a cache holds b's lines (lineLocks) until
+// the writes Redis confirmed are in the filter's copies.
+func (f *Filter) check(ctx context.Context, s *redis.Script, b *batch, tail func(plan) ([]string, []any),
+	parse func(any, int) (reply, error)) (reply, plan, error) {
+	m, _ := f.mode.(bloomMode)
+	if b.write && m.cache != nil {
+		lines := batchLines(b.spots)
+		if err := m.cache.locks.lock(ctx, lines); err != nil {
+			return reply{}, plan{}, err
+		}
+		defer m.cache.locks.unlock(lines)
+	}
+	res, p, err := f.run(ctx, s, func(nowMs, guess int64) plan {
+		p := f.mode.plan(b, nowMs, guess)
+		if tail != nil {
+			p.call.tailKeys, p.call.tailArgs = tail(p)
+		}
+		return p
+	})
+	if err != nil {
+		return reply{}, p, err
+	}
+	rep, err := parse(res, p.call.n)
+	if err == nil && b.write && !rep.applied {
+		m.cache.confirm(rep.granule, b.spots, p, rep.flags)
+	}
+	return rep, p, err
+}
+
+// parseSeen reads the reply of SeenBatch and Contains: n flags and the
+// granule.
+func parseSeen(res any, n int) (reply, error) {
+	arr, ok := res.([]any)
+	if !ok || len(arr) != 2 {
+		return reply{}, fmt.Errorf("unexpected reply %v", res)
+	}
+	s, _ := arr[0].(string)
+	g, _ := arr[1].(int64)
+	if len(s) != n {
+		return reply{}, fmt.Errorf("%d flags for %d fingerprints", len(s), n)
+	}
+	return reply{flags: s, granule: g}, nil
+}
+
 // Prepare creates the current and the next granule's bloom keys at full
 // size ahead of time, since allocating a large key blocks Redis for a
-// moment. Call it once per granule or more often; other modes do nothing.
+// moment; an Embedded filter creates nothing ahead. With a cache
+// (Options.CacheBytes), it also claims and copies the current slice, drops
+// the copies that left the window and copies the slices sealed since, a
+// bounded share per call. Call it once per granule or more often (a
+// master calls it every tick); other modes do nothing.
 func (f *Filter) Prepare(ctx context.Context) error {
-	if f.opts.Mode != ModeBloom {
+	b, ok := f.mode.(bloomMode)
+	switch {
+	case !ok || f.opts.Embedded && b.cache == nil:
 		return nil
+	case b.cache != nil:
+		return b.cache.prepare(ctx, f)
 	}
-	_, err := f.run(ctx, f.scripts.prepare, nil, nil, nil)
+	_, _, err := f.run(ctx, f.scripts.prepare, func(nowMs, guess int64) plan {
+		return b.preparePlan(nowMs, guess, true, false)
+	})
 	return redisErr("dedup prepare", err)
 }
 
@@ -104,7 +191,12 @@ func (f *Filter) Prepare(ctx context.Context) error {
 // there it returns 0. Check-and-insert already sweeps a little per call;
 // Sweep is for a periodic caller.
 func (f *Filter) Sweep(ctx context.Context) (int64, error) {
-	res, err := f.run(ctx, f.scripts.sweep, nil, nil, nil)
+	if f.opts.Mode != ModeExact {
+		return 0, nil
+	}
+	res, _, err := f.run(ctx, f.scripts.sweep, func(nowMs, guess int64) plan {
+		return f.mode.plan(&batch{}, nowMs, guess)
+	})
 	if err != nil {
 		return 0, redisErr("dedup sweep", err)
 	}
@@ -112,20 +204,34 @@ func (f *Filter) Sweep(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// run calls script s once; if the server's clock turned out to be outside
-// the granules guessed, it reads the clock again and retries once.
-func (f *Filter) run(ctx context.Context, s *redis.Script, fps []Fingerprint, tailKeys []string, tailArgs []any) (any, error) {
-	for attempt := 0; ; attempt++ {
-		nowMs, guess := f.now()
-		c := f.mode.call(fps, nowMs, guess)
-		c.tailKeys, c.tailArgs = tailKeys, tailArgs
-		res, err := s.Run(ctx, f.rdb, c.keys(), c.args()...).Result()
-		if !isClockErr(err) || attempt > 0 || f.opts.Now != nil {
-			return res, err
+// maxAttempts bounds the script runs of one call: a clock out of the
+// granules guessed and a lost claim are each retried once.
+const maxAttempts = 3
+
+// run calls script s with the plan build lays out. If the server's clock
+// turned out to be outside the granules guessed, it reads the clock again
+// and retries once; if a copy the plan relied on as owned was written by
+// another filter, it stops relying on it and retries. Script errors come
+// back translated (ErrClockSkew).
+func (f *Filter) run(ctx context.Context, s *redis.Script, build func(nowMs, guess int64) plan) (any, plan, error) {
+	synced := false
+	for attempt := 1; ; attempt++ {
+		p := build(f.now())
+		res, err := s.Run(ctx, f.rdb, p.call.keys(), p.call.args()...).Result()
+		err = codes.Translate(err)
+		switch {
+		case attempt == maxAttempts:
+		case errors.Is(err, errNotOwner):
+			f.mode.(bloomMode).cache.disown(p.owned)
+			continue
+		case errors.Is(err, ErrClockSkew) && f.opts.Now == nil && !synced:
+			if err := f.syncClock(ctx); err != nil {
+				return nil, p, err
+			}
+			synced = true
+			continue
 		}
-		if err := f.syncClock(ctx); err != nil {
-			return nil, err
-		}
+		return res, p, err
 	}
 }
 

@@ -8,14 +8,17 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/crawler-dev/crawler/canon"
+	"github.com/crawler-dev/crawler/cluster"
 )
 
 func TestFilter_SeenBatch(t *testing.T) {
 	onBackends(t, func(t *testing.T, be backend) {
 		ctx := context.Background()
-		for _, m := range allModes {
-			t.Run(string(m), func(t *testing.T) {
-				f, _, _ := newTestFilter(t, be, m, nil)
+		for _, v := range variants {
+			t.Run(v.name, func(t *testing.T) {
+				f, _, _ := newVariantFilter(t, be, v, nil)
 				fps := testFPs("a", 50)
 				t.Run("first time new", func(t *testing.T) {
 					got, err := f.SeenBatch(ctx, fps)
@@ -37,7 +40,7 @@ func TestFilter_SeenBatch(t *testing.T) {
 				})
 				t.Run("repeat within a batch", func(t *testing.T) {
 					x := testFPs("b", 2)
-					got, err := f.SeenBatch(ctx, []Fingerprint{x[0], x[1], x[0], fps[3], x[1]})
+					got, err := f.SeenBatch(ctx, []canon.Fingerprint{x[0], x[1], x[0], fps[3], x[1]})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -78,12 +81,12 @@ func TestFilter_SeenBatch(t *testing.T) {
 func TestFilter_Admit(t *testing.T) {
 	onBackends(t, func(t *testing.T, be backend) {
 		ctx := context.Background()
-		for _, m := range allModes {
-			t.Run(string(m), func(t *testing.T) {
-				f, rdb, o := newTestFilter(t, be, m, nil)
+		for _, v := range variants {
+			t.Run(v.name, func(t *testing.T) {
+				f, rdb, o := newVariantFilter(t, be, v, nil)
 				q1, q2, stats, once := o.Namespace+":q:1", o.Namespace+":q:2", o.Namespace+":stats", o.Namespace+":once"
 				fps := testFPs("admit", 4)
-				batch := func(member string, fps ...Fingerprint) Batch {
+				batch := func(member string, fps ...canon.Fingerprint) Batch {
 					b := Batch{Stats: stats, NewField: "routed", DupField: "duplicates", OnceKey: once, OnceMember: member}
 					for i, fp := range fps {
 						q := []string{q1, q2, ""}[i%3]
@@ -135,9 +138,9 @@ func TestFilter_Concurrent(t *testing.T) {
 	onBackends(t, func(t *testing.T, be backend) {
 		ctx := context.Background()
 		const callers, links = 8, 300
-		for _, m := range allModes {
-			t.Run(string(m), func(t *testing.T) {
-				f, rdb, o := newTestFilter(t, be, m, nil)
+		for _, v := range variants {
+			t.Run(v.name, func(t *testing.T) {
+				f, rdb, o := newVariantFilter(t, be, v, nil)
 				fps := testFPs("race", links)
 				wins := make([][]bool, callers)
 				var wg sync.WaitGroup
@@ -149,17 +152,7 @@ func TestFilter_Concurrent(t *testing.T) {
 					}()
 				}
 				wg.Wait()
-				for i := range fps {
-					n := 0
-					for c := range callers {
-						if wins[c][i] {
-							n++
-						}
-					}
-					if n != 1 {
-						t.Fatalf("link %d was new for %d callers", i, n)
-					}
-				}
+				mustOneWinner(t, wins)
 				if n := rdb.LLen(ctx, o.Namespace+":q").Val(); n != links {
 					t.Fatalf("queue holds %d, want %d", n, links)
 				}
@@ -170,7 +163,7 @@ func TestFilter_Concurrent(t *testing.T) {
 
 // admitShuffled admits fps in a random order, in batches of 50, and
 // returns which (by index into fps) this caller won.
-func admitShuffled(t *testing.T, f *Filter, fps []Fingerprint, queue string, seed int64) []bool {
+func admitShuffled(t *testing.T, f *Filter, fps []canon.Fingerprint, queue string, seed int64) []bool {
 	order := rand.New(rand.NewPCG(uint64(seed), 1)).Perm(len(fps))
 	won := make([]bool, len(fps))
 	for start := 0; start < len(order); start += 50 {
@@ -200,7 +193,7 @@ func TestFilter_Window(t *testing.T) {
 		for _, m := range []Mode{ModeBloom, ModeExact} {
 			t.Run(string(m), func(t *testing.T) {
 				clock := &fakeClock{}
-				start := time.Now().Truncate(time.Hour).Add(time.Hour + 7*time.Minute)
+				start := testHour().Add(time.Hour + 7*time.Minute)
 				clock.Set(start)
 				f, _, o := newTestFilter(t, be, m, func(o *Options) { o.Now = clock.Now })
 				fp := testFPs("w", 1)
@@ -228,7 +221,7 @@ func TestFilter_Window(t *testing.T) {
 	})
 }
 
-func mustSeen(t *testing.T, f *Filter, fps []Fingerprint, wantNew bool) {
+func mustSeen(t *testing.T, f *Filter, fps []canon.Fingerprint, wantNew bool) {
 	t.Helper()
 	got, err := f.SeenBatch(context.Background(), fps)
 	if err != nil {
@@ -255,6 +248,15 @@ func TestOptions_Validate(t *testing.T) {
 		{"Capacity", func(o *Options) { o.Capacity = 0 }},
 		{"ErrorRate", func(o *Options) { o.ErrorRate = 1 }},
 		{"MaxBlockBits", func(o *Options) { o.MaxBlockBits = 1<<32 + 1 }},
+		// The hard bounds: no input may make a filter name millions of keys.
+		{"Capacity", func(o *Options) { o.Capacity = 1e15 }},
+		{"Capacity", func(o *Options) { o.Capacity = MaxCapacity + 1 }},
+		{"Capacity", func(o *Options) { o.Capacity, o.MaxBlockBits = 10_000_000, 1024 }},
+		{"Granularity", func(o *Options) { o.Window, o.Granularity = 168*time.Hour, time.Second }},
+		{"ErrorRate", func(o *Options) { o.ErrorRate = MinErrorRate / 2 }},
+		{"Capacity", func(o *Options) { o.Mode, o.Capacity = ModeExact, 0 }},
+		{"Granularity", func(o *Options) { o.Mode, o.Granularity = ModeExact, 0 }},
+		{"Capacity", func(o *Options) { o.Mode, o.Capacity = ModeSet, -1 }},
 	}
 	if err := good.Validate(); err != nil {
 		t.Fatalf("good options: %v", err)
@@ -264,7 +266,8 @@ func TestOptions_Validate(t *testing.T) {
 			o := good
 			tt.edit(&o)
 			err := o.Validate()
-			if !errors.Is(err, ErrInvalidOptions) || !containsStr(err.Error(), tt.field+":") {
+			var fe *cluster.FieldError
+			if !errors.Is(err, ErrInvalidOptions) || !errors.As(err, &fe) || fe.Field != tt.field {
 				t.Fatalf("Validate() = %v, want an error naming %s", err, tt.field)
 			}
 		})
@@ -274,4 +277,87 @@ func TestOptions_Validate(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	t.Run("the largest valid capacity", func(t *testing.T) {
+		o := good
+		o.Window, o.Granularity, o.Capacity, o.ErrorRate = 168*time.Hour, 24*time.Hour, MaxCapacity, 0.001
+		if err := o.Validate(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestBloomMode_KeysBounded: near the bounds, one call names L+4 keys
+// (the server's clock guessed) per distinct block of its fingerprints, and
+// Prepare every block of 4 granules, all within MaxSliceKeys, and a writer
+// key per granule.
+func TestBloomMode_KeysBounded(t *testing.T) {
+	o := Options{Namespace: "ns", Window: 168 * time.Hour, Granularity: 24 * time.Hour,
+		Capacity: 2_000_000, ErrorRate: 0.001, MaxBlockBits: 8192}.withDefaults()
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	m := bloomMode{keys: bloomKeys(o), shape: newBloomShape(o)}
+	if m.shape.blocks < 4000 {
+		t.Fatalf("only %d blocks: not near the bound", m.shape.blocks)
+	}
+	guess := time.Now().UnixMilli()
+	for _, n := range []int{1, 3, MaxChunk} {
+		fps := testFPs("k", n)
+		blocks := map[int]bool{}
+		for _, fp := range fps {
+			p, _ := m.shape.locate(nil, fp)
+			blocks[p.block] = true
+		}
+		b := &batch{fps: fps, spots: m.shape.spots(fps), write: true}
+		if got := len(m.plan(b, -1, guess).call.modeKeys); got != 11*(len(blocks)+1) || got > MaxSliceKeys+11 {
+			t.Fatalf("a check of %d in %d blocks names %d keys", n, len(blocks), got)
+		}
+	}
+	if n := len(m.preparePlan(-1, guess, true, false).call.modeKeys); n != 4*(m.shape.blocks+1) || n > MaxSliceKeys+4 {
+		t.Fatalf("Prepare names %d keys for %d blocks", n, m.shape.blocks)
+	}
+}
+
+// TestFilter_layoutChange: a job resubmitted with another capacity gets
+// slices of its own; the old ones, laid out for the old capacity, are not
+// read with the new layout (which would take seen URLs for new).
+func TestFilter_layoutChange(t *testing.T) {
+	rdb, ns := testenvRedis(t)
+	opts := Options{Namespace: ns, Window: time.Hour, Granularity: time.Hour, Capacity: 1000, ErrorRate: 0.01}
+	a, err := New(rdb, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Capacity = 100000
+	b, err := New(rdb, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ka, kb := a.mode.(bloomMode).keys.slice(1, 0), b.mode.(bloomMode).keys.slice(1, 0); ka == kb {
+		t.Fatalf("filters of capacity 1000 and 100000 share slice key %s", ka)
+	}
+	same, err := New(rdb, Options{Namespace: opts.Namespace, Window: time.Hour, Granularity: time.Hour, Capacity: 100000, ErrorRate: 0.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kb, ks := b.mode.(bloomMode).keys.slice(1, 0), same.mode.(bloomMode).keys.slice(1, 0); kb != ks {
+		t.Errorf("two filters of one layout name their slices differently: %s, %s", kb, ks)
+	}
+}
+
+// mustOneWinner fails unless each link was new for exactly one of the
+// callers that admitted it concurrently (wins[caller][link]).
+func mustOneWinner(t *testing.T, wins [][]bool) {
+	t.Helper()
+	for i := range wins[0] {
+		n := 0
+		for c := range wins {
+			if wins[c][i] {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Fatalf("link %d was new for %d callers", i, n)
+		}
+	}
 }

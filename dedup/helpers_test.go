@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"context"
 	"crypto/sha1"
 	"strconv"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/crawler-dev/crawler/canon"
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
 )
@@ -46,13 +48,19 @@ func onBackends(t *testing.T, fn func(t *testing.T, be backend)) {
 }
 
 // testFPs returns n distinct fingerprints derived from tag.
-func testFPs(tag string, n int) []Fingerprint {
-	out := make([]Fingerprint, n)
+func testFPs(tag string, n int) []canon.Fingerprint {
+	out := make([]canon.Fingerprint, n)
 	for i := range out {
 		out[i] = sha1.Sum([]byte(tag + "/" + strconv.Itoa(i)))
 	}
 	return out
 }
+
+// testHour is the start of the hour after next: a fake clock set from it
+// names only slices whose keys, which Redis expires by its real clock,
+// outlive any test. (A fake clock in the current hour once lost a test
+// its oldest slice midway, when the real hour turned during the run.)
+func testHour() time.Time { return time.Now().Truncate(time.Hour).Add(2 * time.Hour) }
 
 // fakeClock is a settable Options.Now.
 type fakeClock struct {
@@ -73,6 +81,40 @@ func (c *fakeClock) Set(t time.Time) {
 }
 
 var allModes = []Mode{ModeBloom, ModeExact, ModeSet}
+
+// variant is a filter configuration the common tests run on: every mode,
+// and bloom with a cache whose current slice is claimed before use.
+type variant struct {
+	name  string
+	mode  Mode
+	cache bool
+}
+
+var variants = []variant{{"bloom", ModeBloom, false}, {"bloom-cached", ModeBloom, true},
+	{"exact", ModeExact, false}, {"set", ModeSet, false}}
+
+// newVariantFilter is newTestFilter for variant v; a cached filter is
+// prepared, so that it holds the current slice as its writer.
+func newVariantFilter(t *testing.T, be backend, v variant, edit func(*Options)) (*Filter, *redis.Client, Options) {
+	t.Helper()
+	f, rdb, o := newTestFilter(t, be, v.mode, func(o *Options) {
+		if v.cache {
+			o.CacheBytes = 64 << 20
+		}
+		if edit != nil {
+			edit(o)
+		}
+	})
+	if v.cache {
+		if err := f.Prepare(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if !f.CacheInfo().Writer {
+			t.Fatalf("cached filter is not the current slice's writer: %+v", f.CacheInfo())
+		}
+	}
+	return f, rdb, o
+}
 
 // newTestFilter returns a filter of mode m on backend be under a fresh
 // namespace with small defaults, adjusted by edit.

@@ -3,7 +3,6 @@ package dedup
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -32,5 +31,3 @@ func assertHash(t *testing.T, rdb *redis.Client, key string, want map[string]str
 		}
 	}
 }
-
-func containsStr(s, sub string) bool { return strings.Contains(s, sub) }

@@ -4,9 +4,10 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/crawler-dev/crawler/internal/luascript"
 )
 
 //go:embed lua/*.lua
@@ -16,28 +17,31 @@ var luaFiles embed.FS
 // granules a call prepared keys for, twice in a row.
 var ErrClockSkew = errors.New("redis clock outside the prepared granules")
 
+// errNotOwner is returned when a call relied on a copy of a slice that
+// another filter has written since this one claimed it (see sliceCache);
+// the filter retries in Redis, so it never reaches callers.
+var errNotOwner = errors.New("slice written by another filter")
+
+// codes maps the scripts' error codes to the package's sentinels.
+var codes = luascript.Codes{"DEDUPCLOCK": ErrClockSkew, "DEDUPOWNER": errNotOwner}
+
 // scripts are one mode's Redis scripts: each is the shared prelude, the
-// mode's check/insert functions and one tail, so the tails (enqueue,
-// counters, once-guard) are written once for all modes.
+// filter layout, the mode's check/insert functions and one tail, so the
+// tails (enqueue, counters, once-guard) are written once for all modes.
 type scripts struct {
 	admit, seen, contains, prepare, sweep *redis.Script
 }
 
+// modeScripts are every mode's scripts, built once.
+var modeScripts = map[Mode]scripts{ModeBloom: loadScripts(ModeBloom),
+	ModeExact: loadScripts(ModeExact), ModeSet: loadScripts(ModeSet)}
+
 func loadScripts(m Mode) scripts {
-	body := mustLua("prelude") + mustLua(string(m))
 	s := func(tail string) *redis.Script {
-		return redis.NewScript(body + mustLua("tail_"+tail))
+		return redis.NewScript(luascript.Source(luaFiles, "lua/layout.lua", "lua/"+string(m)+".lua", "lua/tail_"+tail+".lua"))
 	}
 	return scripts{admit: s("admit"), seen: s("seen"), contains: s("contains"),
 		prepare: s("prepare"), sweep: s("sweep")}
-}
-
-func mustLua(name string) string {
-	b, err := luaFiles.ReadFile("lua/" + name + ".lua")
-	if err != nil {
-		panic("dedup: missing embedded script " + name)
-	}
-	return string(b) + "\n"
 }
 
 // scriptCall is the arguments of one script run: mode keys and arguments
@@ -46,6 +50,36 @@ type scriptCall struct {
 	modeKeys, tailKeys []string
 	modeArgs, tailArgs []any
 	n                  int
+}
+
+// plan is one script call laid out for a batch, and what the filter
+// answered itself from its copies of slices.
+type plan struct {
+	call scriptCall
+	// sent are the indexes in the batch of the fingerprints passed, in
+	// order; nil when all are.
+	sent []int
+	// resolved is how many fingerprints were found in the copies and not
+	// passed: duplicates, or present for Contains.
+	resolved int
+	// owned are the copies the call relied on as their slices' writer.
+	owned []*image
+}
+
+// merge appends the batch's n answers to dst: the script's flags for the
+// fingerprints passed, found for the others.
+func (p plan) merge(dst []bool, n int, flags string, found bool) []bool {
+	if p.sent == nil {
+		return appendFlags(dst, flags)
+	}
+	start := len(dst)
+	for range n {
+		dst = append(dst, found)
+	}
+	for j, i := range p.sent {
+		dst[start+i] = flags[j] == '1'
+	}
+	return dst
 }
 
 func (c scriptCall) keys() []string {
@@ -58,19 +92,14 @@ func (c scriptCall) args() []any {
 	return append(append(out, c.modeArgs...), c.tailArgs...)
 }
 
-// isClockErr reports the script's complaint that the server's granule is
-// not among the keys it was given.
-func isClockErr(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "DEDUPCLOCK")
-}
-
-// redisErr translates a driver error at the package edge.
+// redisErr wraps an error of op at the package edge: ErrClockSkew as it
+// is, anything else as Redis's.
 func redisErr(op string, err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case isClockErr(err):
-		return fmt.Errorf("%s: %w: %v", op, ErrClockSkew, err)
+	case errors.Is(err, ErrClockSkew):
+		return fmt.Errorf("%s: %w", op, err)
 	default:
 		return fmt.Errorf("%s: redis: %w", op, err)
 	}

@@ -3,6 +3,7 @@ package dedup
 import (
 	"math"
 	"math/bits"
+	"time"
 )
 
 // A slice is a blocked Bloom filter: all k bits of a fingerprint lie in one
@@ -157,4 +158,15 @@ func fillClass(lines, maxLines uint64) uint64 {
 		fit--
 	}
 	return min(max(lines, fit), maxLines)
+}
+
+// SliceKeys returns the Redis keys of the bloom slice holding time t, one
+// per block (nil for the other modes): for tools that inspect slices or,
+// like crawler bench dedup, fill them.
+func (f *Filter) SliceKeys(t time.Time) []string {
+	b, ok := f.mode.(bloomMode)
+	if !ok {
+		return nil
+	}
+	return b.keys.blocks(b.shape.granule(unixMs(t)), b.shape.blocks)
 }

@@ -31,21 +31,26 @@ func TestMaster_AgreeOnConfig(t *testing.T) {
 		return m.Run(ctx)
 	}
 
-	if err := run(Options{MaxWeight: 32}); err != nil {
+	opts := func(maxWeight float64, mode string) Options {
+		o := DefaultOptions()
+		o.MaxWeight, o.AssignMode = maxWeight, mode
+		return o
+	}
+	if err := run(opts(32, "rendezvous")); err != nil {
 		t.Fatalf("first master: %v", err)
 	}
 	if got := rdb.HGet(context.Background(), keys.Nodes().Config(), ConfigMaxWeight).Val(); got != "32" {
 		t.Errorf("recorded max_weight %q, want 32", got)
 	}
-	if err := run(Options{MaxWeight: 32}); err != nil {
+	if err := run(opts(32, "rendezvous")); err != nil {
 		t.Errorf("a master with the same settings: %v", err)
 	}
 	for _, tc := range []struct {
 		opts Options
 		flag string
 	}{
-		{Options{MaxWeight: 64}, "--max-weight"},
-		{Options{MaxWeight: 32, AssignMode: "paper"}, "--assign-mode"},
+		{opts(64, "rendezvous"), "--max-weight"},
+		{opts(32, "paper"), "--assign-mode"},
 	} {
 		err := run(tc.opts)
 		if err == nil || !strings.Contains(err.Error(), tc.flag) {

@@ -2,10 +2,10 @@ package master
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -13,6 +13,8 @@ import (
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/dedup"
+	"github.com/crawler-dev/crawler/downloader"
+	"github.com/crawler-dev/crawler/internal/ctxtime"
 	"github.com/crawler-dev/crawler/queue"
 )
 
@@ -27,10 +29,13 @@ type jobRunner struct {
 	filter   *dedup.Filter
 	frontier *frontier
 	queues   *queue.Queue
-	lists    *queue.Leased // the frontier as a leased list
+	lists    *queue.Leased   // the frontier as a leased list
+	dl       *downloader.Job // the job's request settings, cookies and robots.txt
+	lost     atomic.Bool     // a commit found the fence taken: another master owns the job
 
 	mu         sync.Mutex
 	inProgress map[string]bool // list pages this runner's workers are processing
+	pageDone   chan struct{}   // signalled when one of them is done with
 }
 
 func (r *jobRunner) run(ctx context.Context) error {
@@ -38,7 +43,7 @@ func (r *jobRunner) run(ctx context.Context) error {
 		return err
 	}
 	for {
-		state, round, next, err := r.frontier.state(ctx)
+		s, err := r.frontier.state(ctx)
 		if err != nil {
 			r.log.Warn("read job state", zap.Error(err))
 			if !sleep(ctx, r.m.opts.Tick) {
@@ -47,18 +52,22 @@ func (r *jobRunner) run(ctx context.Context) error {
 			continue
 		}
 		switch {
-		case state == cluster.StateRunning:
-			if err := r.runRound(ctx, round); err != nil {
+		case s.cancelRequested:
+			if err := r.cancel(ctx); err != nil {
 				return err
 			}
-		case state == cluster.StateFinished && r.spec.RecrawlEvery == 0:
+		case s.state == cluster.StateRunning:
+			if err := r.runRound(ctx, s.round); err != nil {
+				return err
+			}
+		case s.state == cluster.StateFinished && (r.spec.RecrawlEvery == 0 || s.nextRound.IsZero()):
 			return nil
-		case state == cluster.StateFinished && time.Now().Before(next):
-			if !sleep(ctx, min(time.Until(next), r.m.opts.Tick)) {
+		case s.state == cluster.StateFinished && time.Now().Before(s.nextRound):
+			if !sleep(ctx, min(time.Until(s.nextRound), r.m.opts.Tick)) {
 				return nil
 			}
 		default: // pending, or a recrawl is due
-			if err := r.startRound(ctx, round+1); err != nil {
+			if err := r.startRound(ctx, s.round+1); err != nil {
 				if errors.Is(err, errFenced) {
 					return err
 				}
@@ -80,49 +89,42 @@ func (r *jobRunner) load(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read job spec: %w", err)
 	}
-	var spec cluster.JobSpec
-	if err := json.Unmarshal(raw, &spec); err != nil {
-		return fmt.Errorf("decode job spec: %w", err)
+	spec, err := cluster.DecodeJobSpec(raw)
+	if err != nil {
+		return err
 	}
-	filter, err := dedup.New(r.m.deps.Redis, dedupOptions(&spec, r.keys))
+	fopts := dedup.JobOptions(spec.Dedup, r.keys)
+	fopts.Embedded = r.m.opts.EmbeddedRedis
+	if !fopts.Embedded && fopts.Mode == dedup.ModeBloom {
+		fopts.CacheBytes = r.m.opts.DedupCache
+	}
+	filter, err := dedup.New(r.m.deps.Redis, fopts)
 	if err != nil {
 		return fmt.Errorf("job %s: %w", r.name, err)
 	}
-	r.spec, r.filter = &spec, filter
+	dl, err := r.m.dl.NewJob(spec)
+	if err != nil {
+		return err
+	}
+	r.spec, r.filter, r.dl = spec, filter, dl
 	r.frontier = &frontier{rdb: r.m.deps.Redis, keys: r.keys, maxSlaves: r.m.opts.MaxSlaves, fence: r.fence}
 	r.queues = queue.New(r.m.deps.Redis, r.keys)
-	r.lists = queue.NewLeased(r.m.deps.Redis, r.keys.Frontier(), r.keys.FrontierActive())
+	r.lists = queue.NewLeased(r.m.deps.Redis, queue.LeasedKeys{
+		List: r.keys.Frontier(), Inflight: r.keys.FrontierActive(), Attempts: r.keys.ListAttempts()})
 	r.inProgress = map[string]bool{}
+	r.pageDone = make(chan struct{}, 1)
 	return nil
 }
 
-func dedupOptions(spec *cluster.JobSpec, keys cluster.JobKeys) dedup.Options {
-	return dedup.Options{
-		Mode:        dedup.Mode(spec.Dedup.Mode),
-		Namespace:   keys.Dedup(),
-		Window:      spec.Dedup.Window.Std(),
-		Granularity: spec.Dedup.Granularity.Std(),
-		Capacity:    spec.Dedup.Capacity,
-		ErrorRate:   spec.Dedup.ErrorRate,
-	}
-}
-
-// startRound puts the seeds on the frontier for round.
+// startRound begins round; its seeds are queued by runRound.
 func (r *jobRunner) startRound(ctx context.Context, round int64) error {
-	seeds := make([]pageRef, 0, len(r.spec.Seeds))
-	for _, s := range r.spec.Seeds {
-		fp, canon, err := dedup.URLFingerprint(s)
-		if err != nil {
-			return fmt.Errorf("seed %q: %w", s, err)
-		}
-		seeds = append(seeds, pageRef{fp: fp.String(), page: cluster.ListPage{URL: canon}})
-	}
-	started, err := r.frontier.startRound(ctx, round, seeds)
+	started, err := r.frontier.startRound(ctx, round)
 	if err != nil {
 		return err
 	}
 	if started {
-		r.log.Info("round started", zap.Int64("round", round), zap.Int("seeds", len(seeds)))
+		r.m.bumpJobs(ctx)
+		r.log.Info("round started", zap.Int64("round", round), zap.Int("seeds", r.spec.SeedCount))
 	}
 	return nil
 }
@@ -132,14 +134,67 @@ func (r *jobRunner) runRound(ctx context.Context, round int64) error {
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	g, gctx := errgroup.WithContext(rctx)
-	for i := 0; i < r.m.opts.ListConcurrency; i++ {
-		g.Go(func() error { return r.listWorker(gctx, round) })
-	}
+	g.Go(func() error { return r.seed(gctx, round) })
+	g.Go(func() error { return r.feed(gctx, round) })
 	g.Go(func() error {
 		defer cancel()
 		return r.maintain(gctx, round)
 	})
-	return g.Wait()
+	err := g.Wait()
+	if errors.Is(err, errCancel) {
+		return nil // the run loop reads the request and cancels the job
+	}
+	return err
+}
+
+// errCancel stops a round that client cancel asked to stop.
+var errCancel = errors.New("job cancelled")
+
+// cancelDrain bounds how long a cancel waits for the job's list pages in
+// progress, so none admits links after the queues are dropped.
+const cancelDrain = 30 * time.Second
+
+// cancel stops the job as client cancel asked: its queued tasks are dropped
+// at once, so slaves stop; once no list page of its is in progress here,
+// what those pages queued meanwhile is dropped too and it is finished.
+// Every dropped task is counted as cancelled.
+func (r *jobRunner) cancel(ctx context.Context) error {
+	early, err := r.frontier.cancel(ctx, false)
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(cancelDrain)
+	for r.inProgressCount() > 0 && time.Now().Before(deadline) {
+		if !sleep(ctx, 20*time.Millisecond) {
+			return nil
+		}
+	}
+	n, err := r.frontier.cancel(ctx, true)
+	if err != nil {
+		return err
+	}
+	n += early
+	r.m.bumpJobs(ctx)
+	r.log.Info("job cancelled", zap.Int64("tasks_dropped", n))
+	return nil
+}
+
+// seed queues the round's seeds onto the frontier, a batch per call, so a
+// job of a million seeds never holds Redis for long.
+func (r *jobRunner) seed(ctx context.Context, round int64) error {
+	for ctx.Err() == nil {
+		left, err := r.frontier.seed(ctx, round)
+		switch {
+		case errors.Is(err, errFenced):
+			return err
+		case err != nil:
+			r.log.Warn("queue seeds", zap.Error(err))
+			sleep(ctx, r.m.opts.Tick)
+		case left <= 0:
+			return nil
+		}
+	}
+	return nil
 }
 
 // finishCheckEvery is how often a running round checks whether it is
@@ -163,7 +218,7 @@ func (r *jobRunner) maintain(ctx context.Context, round int64) error {
 			r.reclaim(ctx)
 			lastReclaim = time.Now()
 		}
-		finished, err := r.frontier.tryFinish(ctx, r.nextRoundAt())
+		outcome, err := r.frontier.tryFinish(ctx, r.nextRoundAt())
 		if errors.Is(err, errFenced) {
 			return err
 		}
@@ -171,9 +226,13 @@ func (r *jobRunner) maintain(ctx context.Context, round int64) error {
 			r.log.Warn("check finished", zap.Error(err))
 			continue
 		}
-		if finished {
+		switch outcome {
+		case roundFinished:
+			r.m.bumpJobs(ctx)
 			r.log.Info("round finished", zap.Int64("round", round))
 			return nil
+		case roundCancel:
+			return errCancel
 		}
 	}
 }
@@ -201,6 +260,7 @@ func (r *jobRunner) reclaim(ctx context.Context) {
 		r.log.Warn("read queue depths", zap.Error(err))
 		return
 	}
+	r.m.deps.Metrics.Queues().Set(r.name, depth.Queued, depth.Inflight)
 	r.rerouteDead(ctx, depth)
 	r.routeRetries(ctx)
 	for slave, inflight := range depth.Inflight {
@@ -239,11 +299,26 @@ func (r *jobRunner) releaseOrphanPages(ctx context.Context) {
 		}
 	}
 	r.mu.Unlock()
-	if n, err := r.lists.Release(ctx, orphans); err != nil {
+	if n, err := r.lists.Requeue(ctx, orphans); err != nil {
 		r.log.Warn("put orphaned list pages back", zap.Error(err))
 	} else if n > 0 {
 		r.log.Info("put orphaned list pages back on the frontier", zap.Int("pages", n))
 	}
+}
+
+// fenced returns errFenced once a commit found the job taken over.
+func (r *jobRunner) fenced() error {
+	if r.lost.Load() {
+		return errFenced
+	}
+	return nil
+}
+
+// inProgressCount is how many of the job's list pages this runner holds.
+func (r *jobRunner) inProgressCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.inProgress)
 }
 
 // working records that a worker processes list page p, until done is called.
@@ -255,17 +330,14 @@ func (r *jobRunner) working(p string) (done func()) {
 		r.mu.Lock()
 		delete(r.inProgress, p)
 		r.mu.Unlock()
+		select {
+		case r.pageDone <- struct{}{}:
+		default:
+		}
 	}
 }
 
 // sleep waits d or until ctx ends; it reports whether ctx is still live.
 func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
+	return ctxtime.Sleep(ctx, d) == nil
 }

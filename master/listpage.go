@@ -5,73 +5,144 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"strings"
+	"strconv"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/crawler-dev/crawler/assign"
+	"github.com/crawler-dev/crawler/canon"
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/dedup"
+	"github.com/crawler-dev/crawler/downloader"
 	"github.com/crawler-dev/crawler/extract"
-	"github.com/crawler-dev/crawler/fetch"
+	"github.com/crawler-dev/crawler/metrics"
+	"github.com/crawler-dev/crawler/queue"
 	"github.com/crawler-dev/crawler/store"
 )
 
-// idleWait is how long a list worker waits when the frontier is empty.
+// idleWait is how long the feeder waits when the frontier is empty.
 const idleWait = 200 * time.Millisecond
 
-// listWorker takes list pages from the frontier and processes them until
-// ctx ends or another master takes the job over. It takes nothing while no
-// slave is live, so nothing is routed to nobody.
-func (r *jobRunner) listWorker(ctx context.Context, round int64) error {
+// feed takes list pages from the frontier and hands them to the downloader,
+// keeping at most ListConcurrency of the job's pages in progress, until
+// ctx ends or another master takes the job over. How many are fetched at
+// once, and how fast, is up to each host's budget. It takes nothing while
+// no slave is live, so nothing is routed to nobody.
+func (r *jobRunner) feed(ctx context.Context, round int64) error {
 	for ctx.Err() == nil {
-		if r.m.liveRoutes() == nil {
-			sleep(ctx, idleWait)
+		if err := r.fenced(); err != nil {
+			return err
+		}
+		room := r.m.opts.ListConcurrency - r.inProgressCount()
+		if r.m.liveRoutes() == nil || room <= 0 {
+			sleep(ctx, idleWait/4)
 			continue
 		}
-		pages, err := r.lists.Take(ctx, 1, r.m.opts.ListLease)
+		pages, err := r.lists.Take(ctx, room, r.m.opts.ListLease)
 		if err != nil {
 			if ctx.Err() == nil {
-				r.log.Warn("take list page", zap.Error(err))
+				r.log.Warn("take list pages", zap.Error(err))
 			}
 			sleep(ctx, r.m.opts.Tick)
 			continue
 		}
+		for _, d := range pages {
+			r.startList(ctx, round, d)
+		}
 		if len(pages) == 0 {
-			sleep(ctx, idleWait)
-			continue
-		}
-		done := r.working(pages[0])
-		err = r.processList(ctx, round, pages[0])
-		done()
-		if errors.Is(err, errFenced) {
-			return err
-		}
-		if err != nil && ctx.Err() == nil {
-			// The page stays in progress, an orphan: the next reclaim puts it back.
-			r.log.Warn("list page not committed; it will be fetched again", zap.String("page", pages[0]), zap.Error(err))
+			r.waitDone(ctx, idleWait)
 		}
 	}
 	return nil
 }
 
-// processList fetches one list page and commits what it links to.
-func (r *jobRunner) processList(ctx context.Context, round int64, member string) error {
-	page, err := cluster.DecodeListPage(member)
-	if err != nil {
-		r.log.Error("drop undecodable list page", zap.String("page", member), zap.Error(err))
-		return r.frontier.commit(ctx, round, member, nil, nil)
+// waitDone waits until one of this runner's list pages is done with (it
+// may have queued the next pages) or d passes, whichever is first: a BFS
+// whose levels are one page wide walks as fast as pages are fetched.
+func (r *jobRunner) waitDone(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-r.pageDone:
+	case <-t.C:
 	}
-	res, err := r.m.fetcher.Fetch(ctx, fetch.Request{URL: page.URL, AllowPrivate: r.spec.AllowPrivateNetworks, MaxRetries: r.spec.MaxRetries})
-	if err != nil {
-		return r.failList(ctx, round, member, page, err)
+}
+
+// startList hands one delivery of a list page to the downloader; one
+// delivered MaxDeliveries times without a commit is given up on at once
+// and recorded as failed, so one page that always breaks something cannot
+// keep a job from finishing.
+func (r *jobRunner) startList(ctx context.Context, round int64, d queue.Delivery) {
+	done := r.working(d.Entry)
+	page, err := cluster.DecodeListPage(d.Entry)
+	if err != nil || d.Count > r.m.opts.MaxDeliveries {
+		go func() {
+			defer done()
+			r.settleList(ctx, d, r.unfetchable(ctx, round, d, page, err))
+		}()
+		return
 	}
-	doc, err := extract.Parse(res.URL, res.Body)
+	r.m.dl.Submit(&downloader.Request{Ctx: ctx, URL: page.URL, Job: r.dl, Item: d,
+		Done: func(_ context.Context, res downloader.Result) {
+			defer done()
+			if res.Kind == downloader.Cancelled {
+				return // still in progress: the next orphan sweep puts it back
+			}
+			r.settleList(ctx, d, r.processList(ctx, round, d.Entry, page, res))
+		}})
+}
+
+// unfetchable settles a list page that is not fetched: undecodable, or
+// delivered too often.
+func (r *jobRunner) unfetchable(ctx context.Context, round int64, d queue.Delivery, page cluster.ListPage, decodeErr error) error {
+	if decodeErr != nil {
+		r.log.Error("drop undecodable list page", zap.String("page", d.Entry), zap.Error(decodeErr))
+		return r.frontier.commit(ctx, round, d.Entry, map[string]int64{cluster.StatListFailed: 1}, nil)
+	}
+	cause := fmt.Errorf("gave up after %d deliveries without a commit (last: %s)", d.Count-1, orNone(d.LastError))
+	return r.failList(ctx, round, d.Entry, page, downloader.Result{Kind: downloader.Failed, Err: cause})
+}
+
+// settleList notes why a list page could not be committed: it stays in
+// progress, an orphan the next reclaim puts back, and its next delivery
+// carries the reason.
+func (r *jobRunner) settleList(ctx context.Context, d queue.Delivery, err error) {
+	if err == nil || ctx.Err() != nil {
+		return
+	}
+	if errors.Is(err, errFenced) {
+		r.lost.Store(true)
+		return
+	}
+	r.log.Warn("list page not committed; it will be fetched again", zap.String("page", d.Entry), zap.Error(err))
+	if _, nerr := r.lists.Note(ctx, d.Entry, err.Error()); nerr != nil {
+		r.log.Warn("note list page failure", zap.Error(nerr))
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no reason recorded"
+	}
+	return s
+}
+
+// processList commits what a fetched list page links to, or records why it
+// could not be fetched.
+func (r *jobRunner) processList(ctx context.Context, round int64, member string, page cluster.ListPage, res downloader.Result) error {
+	if res.Kind != downloader.Fetched {
+		return r.failList(ctx, round, member, page, res)
+	}
+	doc, err := extract.Parse(res.Page.URL, res.Page.Body)
 	if err != nil {
-		return r.failList(ctx, round, member, page, err)
+		res.Page.Release()
+		return r.failList(ctx, round, member, page, downloader.Result{Kind: downloader.Failed, Err: err, Tries: res.Tries})
 	}
 	counters, err := r.admitDetails(ctx, round, page, doc)
+	next := r.nextPages(page, doc)
+	res.Page.Release()
 	if err != nil {
 		return err
 	}
@@ -79,7 +150,7 @@ func (r *jobRunner) processList(ctx context.Context, round int64, member string)
 	if res.Tries > 1 {
 		counters[cluster.StatRetries] = int64(res.Tries - 1)
 	}
-	return r.frontier.commit(ctx, round, member, counters, r.nextPages(page, doc))
+	return r.frontier.commit(ctx, round, member, counters, next)
 }
 
 // admitDetails routes the page's detail links: one atomic dupefilter call
@@ -94,41 +165,79 @@ func (r *jobRunner) admitDetails(ctx context.Context, round int64, page cluster.
 	counters := map[string]int64{}
 	var cands []dedup.Candidate
 	for _, ref := range doc.Links(r.spec.DetailLink) {
-		canon, err := dedup.CanonicalizeRef(doc.Base(), ref)
+		link, err := canon.Ref(doc.Base(), ref)
 		if err != nil {
 			counters[cluster.StatInvalidLinks]++
 			continue
 		}
-		if !r.allowed(canon) {
+		if !r.allowed(link) {
 			counters[cluster.StatOffsite]++
 			continue
 		}
-		c, err := r.candidate(table, round, page, canon)
+		if ok, err := r.dl.Allowed(ctx, link); err != nil {
+			return nil, err
+		} else if !ok {
+			counters[cluster.StatRobots]++
+			continue
+		}
+		c, err := r.candidate(table, round, page, link)
 		if err != nil {
 			return nil, err
 		}
 		cands = append(cands, c)
 	}
-	pageFP := dedup.RequestFingerprint("GET", page.URL, nil) // page.URL is canonical
-	_, err := r.filter.Admit(ctx, dedup.Batch{
-		Candidates: cands,
-		Stats:      r.keys.Stats(), NewField: cluster.StatRouted, DupField: cluster.StatDuplicates,
-		OnceKey: r.keys.Committed(round), OnceMember: pageFP.String(),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("admit %d detail links: %w", len(cands), err)
+	if err := r.admit(ctx, round, page, cands); err != nil {
+		return nil, err
 	}
 	return counters, nil
 }
 
+// admitChunk is the most detail links one admission script takes: a list
+// page of 100,000 links is admitted in a hundred steps, none holding Redis
+// long.
+const admitChunk = 1000
+
+// admit checks the page's detail links against the dupefilter and routes
+// the new ones, a chunk per script call. Each chunk has a once-guard of
+// its own, so a page fetched again after a crash admits no chunk twice.
+func (r *jobRunner) admit(ctx context.Context, round int64, page cluster.ListPage, cands []dedup.Candidate) error {
+	pageFP := canon.RequestFingerprint("GET", page.URL, nil).String() // page.URL is canonical
+	for start, chunk := 0, 0; start < len(cands) || start == 0; start, chunk = start+admitChunk, chunk+1 {
+		part := cands[start:min(start+admitChunk, len(cands))]
+		once := pageFP
+		if chunk > 0 {
+			once = pageFP + ":" + strconv.Itoa(chunk)
+		}
+		res, err := r.filter.Admit(ctx, dedup.Batch{
+			Candidates: part,
+			Stats:      r.keys.Stats(), NewField: cluster.StatRouted, DupField: cluster.StatDuplicates,
+			OnceKey: r.keys.Committed(round), OnceMember: once,
+		})
+		if err != nil {
+			return fmt.Errorf("admit %d detail links: %w", len(part), err)
+		}
+		fresh := 0
+		for _, isNew := range res.New {
+			if isNew {
+				fresh++
+			}
+		}
+		r.m.deps.Metrics.Node(metrics.RoleMaster, 0).Dedup().Admitted(r.name, fresh, len(res.New)-fresh)
+		if len(cands) == 0 {
+			break
+		}
+	}
+	return nil
+}
+
 // candidate builds the task for one detail URL, routed with the table.
-func (r *jobRunner) candidate(table *assign.Snapshot, round int64, page cluster.ListPage, canon string) (dedup.Candidate, error) {
-	fp := dedup.RequestFingerprint("GET", canon, nil)
+func (r *jobRunner) candidate(table *assign.Snapshot, round int64, page cluster.ListPage, link string) (dedup.Candidate, error) {
+	fp := canon.RequestFingerprint("GET", link, nil)
 	slave, err := table.Route(fp[:])
 	if err != nil {
-		return dedup.Candidate{}, fmt.Errorf("route %s: %w", canon, err)
+		return dedup.Candidate{}, fmt.Errorf("route %s: %w", link, err)
 	}
-	task := cluster.Task{URL: canon, FP: fp.String(), Job: r.name, Referer: page.URL, Round: round}
+	task := cluster.Task{URL: link, FP: fp.String(), Job: r.name, Referer: page.URL, Round: round}
 	return dedup.Candidate{
 		FP: fp, Queue: r.keys.Queue(slave), Payload: task.Encode(),
 		Counter: cluster.SlaveStat(cluster.StatRouted, slave),
@@ -143,53 +252,42 @@ func (r *jobRunner) nextPages(page cluster.ListPage, doc *extract.Document) []pa
 	}
 	var next []pageRef
 	for _, ref := range doc.Links(r.spec.NextLink) {
-		canon, err := dedup.CanonicalizeRef(doc.Base(), ref)
-		if err != nil || !r.allowed(canon) {
+		link, err := canon.Ref(doc.Base(), ref)
+		if err != nil || !r.allowed(link) {
 			continue
 		}
-		fp := dedup.RequestFingerprint("GET", canon, nil)
-		next = append(next, pageRef{fp: fp.String(), page: cluster.ListPage{URL: canon, Depth: depth}})
+		fp := canon.RequestFingerprint("GET", link, nil)
+		next = append(next, pageRef{fp: fp.String(), page: cluster.ListPage{URL: link, Depth: depth}})
 	}
 	return next
 }
 
-// failList records a list page that could not be fetched and takes it off
-// the frontier.
-func (r *jobRunner) failList(ctx context.Context, round int64, member string, page cluster.ListPage, cause error) error {
+// failList records a list page that could not be fetched (or was not HTML,
+// disallowed by robots.txt, redirected off the allowed domains) and takes
+// it off the frontier.
+func (r *jobRunner) failList(ctx context.Context, round int64, member string, page cluster.ListPage, res downloader.Result) error {
 	f := store.Failure{
-		URL: page.URL, Job: r.name, Kind: store.KindList, Reason: cause.Error(),
-		Transient: fetch.IsTransient(cause), FailedAt: time.Now().UTC(), Round: round,
-		Attempts: r.spec.MaxRetries + 1,
+		URL: page.URL, Job: r.name, Kind: store.KindList, Reason: res.Err.Error(),
+		Transient: res.Transient, FailedAt: time.Now().UTC(), Round: round, Attempts: res.Tries, Status: res.Status,
 	}
-	var fe *fetch.Error
-	if errors.As(cause, &fe) {
-		f.Status = fe.Status
-		if !fe.Transient {
-			f.Attempts = 1
-		}
+	if res.Kind.Skipped() {
+		f.Reason = res.Kind.String() + ": " + f.Reason
 	}
-	fp := dedup.RequestFingerprint("GET", page.URL, nil)
-	f.ID = store.ItemID(r.name, fp.String())
+	f.ID = store.ItemID(r.name, canon.RequestFingerprint("GET", page.URL, nil).String())
 	if err := r.m.deps.Failures.SaveFailure(ctx, f); err != nil {
 		return fmt.Errorf("record failed list page: %w", err)
 	}
-	r.log.Warn("list page failed", zap.String("url", page.URL), zap.Error(cause))
-	return r.frontier.commit(ctx, round, member, map[string]int64{cluster.StatListFailed: 1}, nil)
+	r.log.Warn("list page failed", zap.String("url", page.URL), zap.String("kind", res.Kind.String()), zap.Error(res.Err))
+	counters := map[string]int64{cluster.StatListFailed: 1}
+	if res.Kind == downloader.Disallowed {
+		counters[cluster.StatRobots] = 1
+	}
+	return r.frontier.commit(ctx, round, member, counters, nil)
 }
 
 // allowed reports whether the URL's host is one of the allowed domains or a
 // subdomain of one.
 func (r *jobRunner) allowed(raw string) bool {
 	u, err := url.Parse(raw)
-	if err != nil {
-		return false
-	}
-	host := strings.ToLower(u.Hostname())
-	for _, d := range r.spec.AllowedDomains {
-		d = strings.ToLower(d)
-		if host == d || strings.HasSuffix(host, "."+d) {
-			return true
-		}
-	}
-	return false
+	return err == nil && r.spec.AllowsHost(u.Hostname())
 }

@@ -2,7 +2,11 @@ package master
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,23 +16,83 @@ import (
 
 	"github.com/crawler-dev/crawler/assign"
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/downloader"
 	"github.com/crawler-dev/crawler/fetch"
 	"github.com/crawler-dev/crawler/membership"
+	"github.com/crawler-dev/crawler/metrics"
 )
 
 // Master coordinates the crawl of every job it owns.
 type Master struct {
-	opts     Options
-	deps     Deps
-	log      *zap.Logger
-	fetcher  *fetch.Fetcher
-	assigner *assign.Assigner
-	registry *membership.Registry
-	routes   atomic.Pointer[assign.Snapshot] // the live slave table prepared for routing, kept by Watch
+	opts      Options
+	token     string // this process's identity in job leases: ID plus a random suffix
+	deps      Deps
+	log       *zap.Logger
+	dl        *downloader.Downloader // fetches list pages, politely, for every job
+	assigner  *assign.Assigner
+	registry  *membership.Registry
+	routes    atomic.Pointer[assign.Snapshot] // the live slave table prepared for routing, kept by Watch
+	watchWake chan struct{}                   // wakes Watch to read the table now (buffered, 1)
 
 	mu   sync.Mutex
 	jobs map[string]*ownedJob
 	wg   sync.WaitGroup
+
+	lastScan    time.Time // when the jobs were last scanned
+	jobsVersion string    // the jobs' version seen then
+}
+
+// idleScan is how often a master that owns no job scans the jobs when
+// their version does not change: a crashed master's job is taken over
+// within it.
+const idleScan = 5 * time.Second
+
+// idleWatch is how often a master that owns no job looks at the live slave
+// table.
+const idleWatch = 5 * time.Second
+
+// scanDue reports whether the jobs must be scanned now: every tick while
+// the master owns a job (its lease must be renewed), at once when the jobs'
+// version changed (a submission, a round started or finished), and every
+// idleScan otherwise. Idle, a master costs Redis a GET per tick.
+func (m *Master) scanDue(ctx context.Context) bool {
+	if m.owning() || time.Since(m.lastScan) >= idleScan {
+		m.lastScan = time.Now()
+		return true
+	}
+	v, err := m.deps.Redis.Get(ctx, m.deps.Keys.JobsVersion()).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return true
+	}
+	if v == m.jobsVersion {
+		return false
+	}
+	m.jobsVersion, m.lastScan = v, time.Now()
+	return true
+}
+
+// owning reports whether the master runs any job.
+func (m *Master) owning() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.jobs) > 0
+}
+
+// watchEvery is how often the live slave table is read: every tick while
+// the master runs jobs (a dead slave's tasks must move soon), every
+// idleWatch otherwise.
+func (m *Master) watchEvery() time.Duration {
+	if m.owning() {
+		return m.opts.Tick
+	}
+	return max(m.opts.Tick, idleWatch)
+}
+
+// bumpJobs tells idle processes that a job changed state.
+func (m *Master) bumpJobs(ctx context.Context) {
+	if err := m.deps.Redis.Incr(ctx, m.deps.Keys.JobsVersion()).Err(); err != nil {
+		m.log.Warn("bump the jobs' version", zap.Error(err))
+	}
 }
 
 // ownedJob is a job this master holds the lease of, and its runner.
@@ -46,7 +110,6 @@ func New(opts Options, deps Deps) (*Master, error) {
 	if err := deps.validate(); err != nil {
 		return nil, err
 	}
-	opts.applyDefaults()
 	log := deps.Logger
 	if log == nil {
 		log = zap.NewNop()
@@ -55,18 +118,29 @@ func New(opts Options, deps Deps) (*Master, error) {
 	if err != nil {
 		return nil, fmt.Errorf("master: %w", err)
 	}
-	registry, err := membership.New(deps.Redis, deps.Keys, membership.Options{MaxSlaves: opts.MaxSlaves, Logger: log.Named("membership")})
+	registry, err := membership.New(deps.Redis, deps.Keys, membership.Options{MaxSlaves: opts.MaxSlaves, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("master: %w", err)
+	}
+	log = log.Named("master").With(zap.String("master", opts.ID))
+	dlOpts := opts.Download
+	dlOpts.Workers = opts.ListConcurrency
+	opts.Fetch.MemoryBudget = opts.MaxMemory / 2
+	dl, err := downloader.New(dlOpts, downloader.Deps{Redis: deps.Redis, Keys: deps.Keys,
+		Fetcher: fetch.New(opts.Fetch), Metrics: deps.Metrics.Node(metrics.RoleMaster, 0), Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("master: %w", err)
 	}
 	return &Master{
-		opts:     opts,
-		deps:     deps,
-		log:      log.Named("master").With(zap.String("master", opts.ID)),
-		fetcher:  fetch.New(opts.Fetch),
-		assigner: assigner,
-		registry: registry,
-		jobs:     map[string]*ownedJob{},
+		opts:      opts,
+		token:     processToken(opts.ID),
+		deps:      deps,
+		log:       log,
+		dl:        dl,
+		assigner:  assigner,
+		registry:  registry,
+		jobs:      map[string]*ownedJob{},
+		watchWake: make(chan struct{}, 1),
 	}, nil
 }
 
@@ -75,34 +149,53 @@ func New(opts Options, deps Deps) (*Master, error) {
 // errors are logged and retried on the next tick; they do not stop it.
 func (m *Master) Run(ctx context.Context) error {
 	if err := m.agreeOnConfig(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before it started
+		}
 		return fmt.Errorf("master: %w", err)
 	}
 	m.log.Info("master started", zap.Int("max_slaves", m.opts.MaxSlaves), zap.String("assign", m.opts.AssignMode))
 	watchCtx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
 	watchErr := make(chan error, 1)
-	go func() { watchErr <- m.registry.Watch(watchCtx, m.opts.Tick, m.useTable) }()
+	go func() { watchErr <- m.registry.WatchEvery(watchCtx, m.watchEvery, m.watchWake, m.useTable) }()
+	dlCtx, stopDownloads := context.WithCancel(context.WithoutCancel(ctx))
+	dlDone := make(chan struct{})
+	go func() { defer close(dlDone); _ = m.dl.Run(dlCtx) }()
+	err := m.coordinate(ctx, watchErr)
+	stopWatch()
+	if err == nil {
+		err = <-watchErr // joined: Watch returns nil once its context ends
+	}
+	m.stopAll()
+	stopDownloads()
+	<-dlDone
+	m.log.Info("master stopped")
+	if err != nil {
+		return fmt.Errorf("master: %w", err)
+	}
+	return nil
+}
+
+// coordinate scans the jobs every tick until ctx ends (nil) or the
+// membership watch fails (its error: the cluster's max_slaves differs).
+func (m *Master) coordinate(ctx context.Context, watchErr <-chan error) error {
 	ticker := time.NewTicker(m.opts.Tick)
 	defer ticker.Stop()
 	for {
-		m.scanJobs(ctx)
+		if m.scanDue(ctx) {
+			m.scanJobs(ctx)
+		}
 		select {
 		case <-ctx.Done():
-			m.stopAll()
-			m.log.Info("master stopped")
 			return nil
-		case err := <-watchErr: // the cluster's max_slaves differs from ours
-			m.stopAll()
-			return fmt.Errorf("master: %w", err)
+		case err := <-watchErr:
+			if err == nil { // only when ctx ended as the scan ran
+				return nil
+			}
+			return err
 		case <-ticker.C:
 		}
 	}
-}
-
-// Close releases what Run did not; it is safe to call after Run returns.
-func (m *Master) Close() error {
-	m.stopAll()
-	return nil
 }
 
 // useTable prepares a new version of the live slave table for routing;
@@ -164,7 +257,7 @@ func (m *Master) tendJob(ctx context.Context, name string, idle bool) error {
 		return nil
 	}
 	fence, err := acquireScript.Run(ctx, m.deps.Redis, []string{jk.Owner(), jk.Fence()},
-		m.opts.ID, m.opts.JobLease.Milliseconds()).Int64()
+		m.token, m.opts.JobLease.Milliseconds()).Int64()
 	if err != nil {
 		return fmt.Errorf("acquire job lease: %w", err)
 	}
@@ -204,7 +297,7 @@ func (m *Master) renewJob(ctx context.Context, name string, jk cluster.JobKeys, 
 		return m.release(ctx, jk)
 	default:
 	}
-	ok, err := renewScript.Run(ctx, m.deps.Redis, []string{jk.Owner()}, m.opts.ID, m.opts.JobLease.Milliseconds()).Bool()
+	ok, err := renewScript.Run(ctx, m.deps.Redis, []string{jk.Owner()}, m.token, m.opts.JobLease.Milliseconds()).Bool()
 	if err != nil {
 		return fmt.Errorf("renew job lease: %w", err)
 	}
@@ -222,12 +315,17 @@ func (m *Master) startJob(ctx context.Context, name string, fence int64) {
 	m.mu.Lock()
 	m.jobs[name] = owned
 	m.mu.Unlock()
+	select { // route the job on a fresh live slave table, not an idle one
+	case m.watchWake <- struct{}{}:
+	default:
+	}
 	log := m.log.With(zap.String("job", name))
 	log.Info("job acquired", zap.Int64("fence", fence))
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
 		defer close(owned.done)
+		defer m.deps.Metrics.Queues().Forget(name)
 		r := &jobRunner{m: m, name: name, keys: m.deps.Keys.Job(name), fence: fence, log: log}
 		if err := r.run(jctx); err != nil && jctx.Err() == nil {
 			log.Error("job stopped", zap.Error(err))
@@ -262,31 +360,24 @@ func (m *Master) stopAll() {
 }
 
 func (m *Master) release(ctx context.Context, jk cluster.JobKeys) error {
-	if err := releaseScript.Run(ctx, m.deps.Redis, []string{jk.Owner()}, m.opts.ID).Err(); err != nil {
+	if err := releaseScript.Run(ctx, m.deps.Redis, []string{jk.Owner()}, m.token).Err(); err != nil {
 		return fmt.Errorf("release job lease: %w", err)
 	}
 	return nil
 }
 
-// acquireScript takes a job's lease (KEYS[1]) for ARGV[1] for ARGV[2] ms
-// and returns the new fencing token (KEYS[2]); -1 if another master holds it.
-var acquireScript = redis.NewScript(`
-local cur = redis.call('GET', KEYS[1])
-if cur and cur ~= ARGV[1] then return -1 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-if cur then return tonumber(redis.call('GET', KEYS[2]) or '0') end
-return redis.call('INCR', KEYS[2])
-`)
+// processToken is a master process's identity in job leases: its ID, which
+// operators read, and a random suffix, so a master restarted with the same
+// --id while its old lease lives is a new owner with a new fencing token,
+// and the old process, should it still run, can renew nothing.
+func processToken(id string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return id + "/" + hex.EncodeToString(b[:])
+}
 
-// renewScript extends ARGV[1]'s lease of KEYS[1] to ARGV[2] ms; 0 if lost.
-var renewScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return 1
-`)
-
-// releaseScript drops ARGV[1]'s lease of KEYS[1].
-var releaseScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
-return 0
-`)
+// OwnerName returns the master ID in a job's owner key value.
+func OwnerName(owner string) string {
+	name, _, _ := strings.Cut(owner, "/")
+	return name
+}

@@ -11,7 +11,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/dedup"
+	"github.com/crawler-dev/crawler/downloader"
 	"github.com/crawler-dev/crawler/fetch"
+	"github.com/crawler-dev/crawler/metrics"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -20,11 +23,14 @@ import (
 // weighted in proportion.
 const DefaultMaxWeight = 64
 
-// Options configures a Master. Zero values take the defaults.
+// Options configures a Master. Start from DefaultOptions: every field must
+// be set; Validate names the first one out of range.
 type Options struct {
-	// ID names this master in job leases and logs; default host:pid.
+	// ID names this master in job leases and logs.
 	ID string
-	// ListConcurrency is how many list pages one job fetches at once.
+	// ListConcurrency is the most list pages the master fetches at once,
+	// and the most of one job's list pages in progress; how many go to one
+	// host at once, and how fast, is up to the host's budget.
 	ListConcurrency int
 	// MaxSlaves is a, the size of the virtual node table.
 	MaxSlaves int
@@ -42,51 +48,76 @@ type Options struct {
 	// Tick is how often jobs are scanned, leases renewed, lapsed work
 	// reclaimed and completion checked.
 	Tick time.Duration
-	// Fetch configures the list-page fetcher.
+	// EmbeddedRedis is set when Redis is the in-process one of crawler
+	// run: dupefilter slices are then laid out in small blocks made on
+	// first write, which it copies cheaply (dedup.Options.Embedded).
+	EmbeddedRedis bool
+	// DedupCache bounds the memory each bloom-mode job's dupefilter fills
+	// with copies of its Redis slices (dedup.Options.CacheBytes): the
+	// sealed slices are then checked in this process and only the current
+	// one costs Redis work. 0 keeps no copies. Unused when EmbeddedRedis,
+	// whose slices already live in this process.
+	DedupCache int64
+	// MaxDeliveries is how many times a list page is taken without being
+	// committed before it is given up on and recorded as failed.
+	MaxDeliveries int
+	// MaxMemory bounds the list pages held at once (fetched, not yet
+	// parsed and committed) to half of it; 0 means no bound.
+	MaxMemory int64
+	// Fetch configures the list-page fetcher; its MemoryBudget comes from
+	// MaxMemory.
 	Fetch fetch.Options
+	// Download configures the downloader (retries, the default rate per
+	// host); its Workers is ListConcurrency.
+	Download downloader.Options
 }
 
-func (o *Options) applyDefaults() {
-	if o.ID == "" {
-		host, _ := os.Hostname()
-		o.ID = fmt.Sprintf("%s:%d", host, os.Getpid())
-	}
-	if o.ListConcurrency <= 0 {
-		o.ListConcurrency = 4
-	}
-	if o.MaxSlaves <= 0 {
-		o.MaxSlaves = cluster.DefaultMaxSlaves
-	}
-	if o.AssignMode == "" {
-		o.AssignMode = "rendezvous"
-	}
-	if o.MaxWeight <= 0 {
-		o.MaxWeight = DefaultMaxWeight
-	}
-	if o.JobLease <= 0 {
-		o.JobLease = 10 * time.Second
-	}
-	if o.ListLease <= 0 {
-		o.ListLease = 2 * time.Minute
-	}
-	if o.Tick <= 0 {
-		o.Tick = time.Second
+// DefaultOptions returns the options a master runs with unless told
+// otherwise; its ID is host:pid.
+func DefaultOptions() Options {
+	host, _ := os.Hostname()
+	return Options{
+		ID:              fmt.Sprintf("%s:%d", host, os.Getpid()),
+		ListConcurrency: 64,
+		MaxSlaves:       cluster.DefaultMaxSlaves,
+		AssignMode:      "rendezvous",
+		MaxWeight:       DefaultMaxWeight,
+		JobLease:        10 * time.Second,
+		ListLease:       2 * time.Minute,
+		Tick:            time.Second,
+		MaxDeliveries:   5,
+		MaxMemory:       256 << 20,
+		DedupCache:      dedup.DefaultCacheBytes,
+		Fetch:           fetch.DefaultOptions(),
+		Download:        downloader.DefaultOptions(),
 	}
 }
 
-// Validate reports the first bad option, naming it.
+// Validate reports the first option out of range, as a *cluster.FieldError.
 func (o Options) Validate() error {
 	switch {
-	case o.MaxSlaves < 0 || o.MaxSlaves > 4096:
-		return fmt.Errorf("max-slaves: %d is outside 1..4096", o.MaxSlaves)
-	case o.ListConcurrency < 0:
-		return fmt.Errorf("list-concurrency: %d is negative", o.ListConcurrency)
-	case o.AssignMode != "" && o.AssignMode != "rendezvous" && o.AssignMode != "paper":
-		return fmt.Errorf("assign-mode: %q is not rendezvous or paper", o.AssignMode)
-	case o.MaxWeight < 0:
-		return fmt.Errorf("max-weight: %g is negative", o.MaxWeight)
-	case o.JobLease != 0 && o.JobLease < time.Second:
-		return fmt.Errorf("job-lease: %s is shorter than 1s", o.JobLease)
+	case o.ID == "":
+		return cluster.Invalid("ID", `""`, "is empty")
+	case o.MaxSlaves < 1 || o.MaxSlaves > 4096:
+		return cluster.Invalid("MaxSlaves", o.MaxSlaves, "is outside 1..4096")
+	case o.ListConcurrency < 1 || o.ListConcurrency > 10000:
+		return cluster.Invalid("ListConcurrency", o.ListConcurrency, "is outside 1..10000")
+	case o.AssignMode != "rendezvous" && o.AssignMode != "paper":
+		return cluster.Invalid("AssignMode", fmt.Sprintf("%q", o.AssignMode), "is not rendezvous or paper")
+	case !(o.MaxWeight > 0):
+		return cluster.Invalid("MaxWeight", o.MaxWeight, "must be positive")
+	case o.JobLease < time.Second:
+		return cluster.Invalid("JobLease", o.JobLease, "is shorter than 1s")
+	case o.ListLease < 2*time.Second:
+		return cluster.Invalid("ListLease", o.ListLease, "is shorter than 2s")
+	case o.Tick < time.Millisecond || o.Tick > o.JobLease/2:
+		return cluster.Invalid("Tick", o.Tick, "must be at least 1ms and at most half the job lease %s", o.JobLease)
+	case o.MaxMemory < 0 || (o.MaxMemory > 0 && o.MaxMemory < 16<<20):
+		return cluster.Invalid("MaxMemory", o.MaxMemory, "must be 0 (no bound) or at least 16 MiB")
+	case o.DedupCache < 0:
+		return cluster.Invalid("DedupCache", o.DedupCache, "is negative")
+	case o.MaxDeliveries < 1:
+		return cluster.Invalid("MaxDeliveries", o.MaxDeliveries, "must be at least 1")
 	}
 	return nil
 }
@@ -104,6 +135,9 @@ type Deps struct {
 	Keys cluster.Keys
 	// Failures records list pages that could not be fetched.
 	Failures FailureRecorder
+	// Metrics records the master's requests, queues and dupefilter; nil
+	// records nothing.
+	Metrics *metrics.Registry
 	// Logger is nil for no logging.
 	Logger *zap.Logger
 }

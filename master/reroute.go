@@ -2,39 +2,18 @@ package master
 
 import (
 	"context"
-	"fmt"
+	"crypto/sha1"
 
-	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
 	"github.com/crawler-dev/crawler/assign"
+	"github.com/crawler-dev/crawler/canon"
 	"github.com/crawler-dev/crawler/cluster"
-	"github.com/crawler-dev/crawler/dedup"
 	"github.com/crawler-dev/crawler/queue"
 )
 
 // rerouteBatch is how many of a dead slave's tasks move per script call.
 const rerouteBatch = 500
-
-// rerouteScript moves tasks to the slave queues they are routed to: a dead
-// slave's, or those re-enqueued by retry-failed. KEYS[1] is the source
-// list; KEYS[2] the source in-flight set, looked at when ARGV[1] is "1";
-// KEYS[3..] are target queues. ARGV[2..] holds task/target-index pairs. A
-// task still in the source (it may have been acknowledged meanwhile) is
-// appended to its target queue. Returns the number moved.
-var rerouteScript = redis.NewScript(`
-local moved = 0
-for i = 2, #ARGV, 2 do
-  local task = ARGV[i]
-  local removed = redis.call('LREM', KEYS[1], 1, task)
-  if removed == 0 and ARGV[1] == '1' then removed = redis.call('ZREM', KEYS[2], task) end
-  if removed > 0 then
-    redis.call('RPUSH', KEYS[tonumber(ARGV[i + 1])], task)
-    moved = moved + 1
-  end
-end
-return moved
-`)
 
 // rerouteDead moves the tasks queued or in flight on slaves that are not
 // live onto live slaves, routed by the assigner over the current table.
@@ -65,7 +44,7 @@ func (r *jobRunner) rerouteSlave(ctx context.Context, routes *assign.Snapshot, d
 	tasks := append(inflight, queued...) // in-flight first: they were due earliest
 	moved := 0
 	for start := 0; start < len(tasks); start += rerouteBatch {
-		n, err := r.moveTasks(ctx, routes, r.keys.Queue(dead), r.keys.Inflight(dead), tasks[start:min(start+rerouteBatch, len(tasks))])
+		n, err := r.queues.MoveFromSlave(ctx, dead, routeAll(routes, tasks[start:min(start+rerouteBatch, len(tasks))]))
 		moved += n
 		if err != nil {
 			return moved, err
@@ -87,7 +66,7 @@ func (r *jobRunner) routeRetries(ctx context.Context) {
 		}
 		return
 	}
-	n, err := r.moveTasks(ctx, routes, r.keys.Retry(), "", tasks)
+	n, err := r.queues.MoveFromRetry(ctx, routeAll(routes, tasks))
 	if err != nil {
 		r.log.Warn("route retried tasks", zap.Error(err))
 		return
@@ -95,46 +74,29 @@ func (r *jobRunner) routeRetries(ctx context.Context) {
 	r.log.Info("routed failed tasks for another try", zap.Int("tasks", n))
 }
 
-// moveTasks moves tasks from the source list (and in-flight set, unless
-// "") onto the queues the routes give them.
-func (r *jobRunner) moveTasks(ctx context.Context, routes *assign.Snapshot, list, inflight string, tasks []string) (int, error) {
-	useInflight := "1"
-	if inflight == "" {
-		inflight, useInflight = list, "0"
-	}
-	keys := []string{list, inflight}
-	index := map[int]int{} // target slave -> KEYS index (1-based)
-	args := make([]any, 0, 1+2*len(tasks))
-	args = append(args, useInflight)
+// routeAll routes each task by its fingerprint, as the master first did. A
+// task that cannot be decoded is routed by a hash of its bytes: the slave
+// that takes it records it as failed, so it can neither stop the others
+// from moving nor keep the job from finishing.
+func routeAll(routes *assign.Snapshot, tasks []string) []queue.Move {
+	moves := make([]queue.Move, 0, len(tasks))
 	for _, raw := range tasks {
-		target, err := routeTask(routes, raw)
+		key := routingKey(raw)
+		to, err := routes.Route(key)
 		if err != nil {
-			return 0, err
+			continue // the snapshot has live slaves, so Route does not fail
 		}
-		i, ok := index[target]
-		if !ok {
-			keys = append(keys, r.keys.Queue(target))
-			i = len(keys)
-			index[target] = i
-		}
-		args = append(args, raw, i)
+		moves = append(moves, queue.Move{Task: raw, To: to})
 	}
-	n, err := rerouteScript.Run(ctx, r.m.deps.Redis, keys, args...).Int()
-	if err != nil {
-		return 0, fmt.Errorf("move %d tasks from %s: %w", len(tasks), list, err)
-	}
-	return n, nil
+	return moves
 }
 
-// routeTask routes a task by its fingerprint, as the master first did.
-func routeTask(routes *assign.Snapshot, raw string) (int, error) {
-	t, err := cluster.DecodeTask(raw)
-	if err != nil {
-		return 0, err
+func routingKey(raw string) []byte {
+	if t, err := cluster.DecodeTask(raw); err == nil {
+		if fp, err := canon.ParseFingerprint(t.FP); err == nil {
+			return fp[:]
+		}
 	}
-	fp, err := dedup.ParseFingerprint(t.FP)
-	if err != nil {
-		return 0, fmt.Errorf("task %s: %w", t.URL, err)
-	}
-	return routes.Route(fp[:])
+	sum := sha1.Sum([]byte(raw))
+	return sum[:]
 }

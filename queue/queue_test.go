@@ -93,13 +93,13 @@ func (f *fixture) items(t *testing.T, slave int) (queued, inflight []string) {
 	return queued, inflight
 }
 
-func take(t *testing.T, l *Leased, ctx context.Context, n int, lease time.Duration) []string {
+func take(t *testing.T, l *SlaveQueue, ctx context.Context, n int, lease time.Duration) []string {
 	t.Helper()
 	got, err := l.Take(ctx, n, lease)
 	if err != nil {
 		t.Fatalf("Take: %v", err)
 	}
-	return got
+	return Entries(got)
 }
 
 func TestLeased_Take(t *testing.T) {
@@ -148,7 +148,7 @@ func TestLeased_Ack(t *testing.T) {
 		{Task: got[2], Failed: true, Retries: 3},
 		{Task: got[3]},
 	}
-	n, err := l.Ack(f.ctx, 1, f.jk.Stats(), f.jk.Retrying(), outcomes)
+	n, err := l.Ack(f.ctx, outcomes)
 	if err != nil || n != 4 {
 		t.Fatalf("Ack = %d, %v; want 4", n, err)
 	}
@@ -157,7 +157,7 @@ func TestLeased_Ack(t *testing.T) {
 		t.Errorf("stats = %v, want %v", got, want)
 	}
 	t.Run("acking again counts nothing", func(t *testing.T) {
-		n, err := l.Ack(f.ctx, 1, f.jk.Stats(), f.jk.Retrying(), outcomes)
+		n, err := l.Ack(f.ctx, outcomes)
 		if err != nil || n != 0 {
 			t.Errorf("second Ack = %d, %v; want 0", n, err)
 		}
@@ -171,7 +171,7 @@ func TestLeased_Ack(t *testing.T) {
 		}
 	})
 	t.Run("a task never taken is not counted", func(t *testing.T) {
-		n, err := l.Ack(f.ctx, 1, f.jk.Stats(), f.jk.Retrying(), []Outcome{{Task: "never taken"}})
+		n, err := l.Ack(f.ctx, []Outcome{{Task: "never taken"}})
 		if err != nil || n != 0 {
 			t.Errorf("Ack(never taken) = %d, %v; want 0", n, err)
 		}
@@ -188,7 +188,7 @@ func TestLeased_Ack(t *testing.T) {
 			{Task: got[1], Retried: true, FP: "fp-b", Failed: true}, // failed again
 			{Task: got[2], Retried: true, FP: "fp-c"},               // not in the retrying set
 		}
-		n, err := l.Ack(g.ctx, 1, g.jk.Stats(), g.jk.Retrying(), outs)
+		n, err := l.Ack(g.ctx, outs)
 		if err != nil || n != 2 {
 			t.Fatalf("Ack = %d, %v; want 2", n, err)
 		}
@@ -201,7 +201,7 @@ func TestLeased_Ack(t *testing.T) {
 		}
 	})
 	t.Run("nothing to ack", func(t *testing.T) {
-		if n, err := l.Ack(f.ctx, 1, f.jk.Stats(), f.jk.Retrying(), nil); n != 0 || err != nil {
+		if n, err := l.Ack(f.ctx, nil); n != 0 || err != nil {
 			t.Errorf("Ack(nil) = %d, %v; want 0, nil", n, err)
 		}
 	})
@@ -234,7 +234,7 @@ func TestLeased_Reclaim(t *testing.T) {
 	}
 
 	// The old holder wakes up and acknowledges: not counted.
-	if n, err := l.Ack(f.ctx, 0, f.jk.Stats(), f.jk.Retrying(), []Outcome{{Task: lapsed[0]}}); err != nil || n != 0 {
+	if n, err := l.Ack(f.ctx, []Outcome{{Task: lapsed[0]}}); err != nil || n != 0 {
 		t.Errorf("late Ack = %d, %v; want 0", n, err)
 	}
 	if got := f.stats(t); len(got) != 0 {
@@ -245,10 +245,10 @@ func TestLeased_Reclaim(t *testing.T) {
 	if !reflect.DeepEqual(again, lapsed) {
 		t.Fatalf("next Take = %q, want the reclaimed task %q", again, lapsed)
 	}
-	if n, err := l.Ack(f.ctx, 0, f.jk.Stats(), f.jk.Retrying(), []Outcome{{Task: again[0]}}); err != nil || n != 1 {
+	if n, err := l.Ack(f.ctx, []Outcome{{Task: again[0]}}); err != nil || n != 1 {
 		t.Errorf("Ack by the new holder = %d, %v; want 1", n, err)
 	}
-	if n, err := l.Ack(f.ctx, 0, f.jk.Stats(), f.jk.Retrying(), []Outcome{{Task: again[0]}}); err != nil || n != 0 {
+	if n, err := l.Ack(f.ctx, []Outcome{{Task: again[0]}}); err != nil || n != 0 {
 		t.Errorf("repeated Ack = %d, %v; want 0", n, err)
 	}
 	if got, want := f.stats(t), map[string]string{"stored": "1", "stored:0": "1"}; !reflect.DeepEqual(got, want) {
@@ -295,7 +295,7 @@ func TestLeased_Release(t *testing.T) {
 	f := newFixture(t, 4, 4)
 	l := f.q.Slave(4)
 	got := take(t, l, f.ctx, 3, time.Minute)
-	if _, err := l.Ack(f.ctx, 4, f.jk.Stats(), f.jk.Retrying(), []Outcome{{Task: got[2]}}); err != nil {
+	if _, err := l.Ack(f.ctx, []Outcome{{Task: got[2]}}); err != nil {
 		t.Fatal(err)
 	}
 	n, err := l.Release(f.ctx, []string{got[0], got[1], got[2]})
@@ -375,7 +375,7 @@ func TestLeased_Take_concurrent(t *testing.T) {
 				}
 				mu.Lock()
 				for _, g := range got {
-					taken[g]++
+					taken[g.Entry]++
 				}
 				mu.Unlock()
 			}

@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/crawler-dev/crawler/internal/ctxtime"
 	"github.com/crawler-dev/crawler/queue"
 )
 
@@ -72,7 +73,7 @@ func (a *acker) run(ctx context.Context) {
 			backoff = ackEvery
 		} else {
 			backoff = min(2*backoff, 5*time.Second)
-			sleepCtx(ctx, backoff)
+			_ = ctxtime.Sleep(ctx, backoff)
 		}
 		if closing && a.empty() {
 			return
@@ -90,7 +91,7 @@ func (a *acker) flush(ctx context.Context) bool {
 	for j, outs := range batches {
 		for start := 0; start < len(outs); start += ackBatch {
 			part := outs[start:min(start+ackBatch, len(outs))]
-			if _, err := j.queue.Ack(ctx, a.s.opts.ID, j.keys.Stats(), j.keys.Retrying(), part); err != nil {
+			if _, err := j.queue.Ack(ctx, part); err != nil {
 				a.log.Warn("acknowledge tasks; will retry", zap.String("job", j.name), zap.Error(err))
 				a.requeue(j, outs[start:])
 				ok = false
@@ -114,13 +115,4 @@ func (a *acker) empty() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return len(a.pending) == 0
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }

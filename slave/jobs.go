@@ -2,14 +2,17 @@ package slave
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
 
 	"github.com/crawler-dev/crawler/cluster"
-	"github.com/crawler-dev/crawler/dedup"
+	"github.com/crawler-dev/crawler/downloader"
+	"github.com/crawler-dev/crawler/neardup"
 	"github.com/crawler-dev/crawler/queue"
 )
 
@@ -19,8 +22,9 @@ type job struct {
 	submitted string // the submission it was loaded from
 	spec      *cluster.JobSpec
 	keys      cluster.JobKeys
-	queue     *queue.Leased // this slave's queue of the job
-	near      *dedup.NearIndex
+	queue     *queue.SlaveQueue // this slave's queue of the job
+	near      *neardup.Index
+	dl        *downloader.Job // its request settings, cookies and robots.txt
 }
 
 // jobSet is the running jobs, refreshed from Redis, visited round-robin so
@@ -29,18 +33,46 @@ type jobSet struct {
 	rdb   redis.UniversalClient
 	keys  cluster.Keys
 	slave int
+	log   *zap.Logger
+	dl    *downloader.Downloader
 
 	mu      sync.Mutex
 	byName  map[string]*job
 	running []*job
 	next    int
+
+	version   string    // the jobs' version at the last refresh
+	refreshed time.Time // when the running jobs were last read
 }
 
-func newJobSet(rdb redis.UniversalClient, keys cluster.Keys, slave int) *jobSet {
-	return &jobSet{rdb: rdb, keys: keys, slave: slave, byName: map[string]*job{}}
+func newJobSet(rdb redis.UniversalClient, keys cluster.Keys, slave int, dl *downloader.Downloader, log *zap.Logger) *jobSet {
+	return &jobSet{rdb: rdb, keys: keys, slave: slave, dl: dl, log: log, byName: map[string]*job{}}
 }
 
-// refresh reloads the set of running jobs.
+// fullRefresh is how often the running jobs are read even when the jobs'
+// version says nothing changed.
+const fullRefresh = 10 * time.Second
+
+// refreshIfChanged reloads the running jobs when the jobs' version moved
+// (a job was submitted, started or finished a round, was cancelled), or
+// every fullRefresh: an idle slave costs Redis a GET a second.
+func (s *jobSet) refreshIfChanged(ctx context.Context) error {
+	v, err := s.rdb.Get(ctx, s.keys.JobsVersion()).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return fmt.Errorf("read the jobs' version: %w", err)
+	}
+	if v == s.version && time.Since(s.refreshed) < fullRefresh {
+		return nil
+	}
+	if err := s.refresh(ctx); err != nil {
+		return err
+	}
+	s.version, s.refreshed = v, time.Now()
+	return nil
+}
+
+// refresh reloads the set of running jobs. A job whose spec cannot be
+// loaded is left out (and logged) without keeping the others from running.
 func (s *jobSet) refresh(ctx context.Context) error {
 	names, err := s.rdb.ZRange(ctx, s.keys.Jobs(), 0, -1).Result()
 	if err != nil {
@@ -64,7 +96,8 @@ func (s *jobSet) refresh(ctx context.Context) error {
 		}
 		j, err := s.load(ctx, n, submitted)
 		if err != nil {
-			return err
+			s.log.Error("job left out: its spec cannot be loaded", zap.String("job", n), zap.Error(err))
+			continue
 		}
 		running = append(running, j)
 	}
@@ -87,15 +120,20 @@ func (s *jobSet) load(ctx context.Context, name, submitted string) (*job, error)
 	if err != nil {
 		return nil, fmt.Errorf("read spec of job %s: %w", name, err)
 	}
-	var spec cluster.JobSpec
-	if err := json.Unmarshal(raw, &spec); err != nil {
-		return nil, fmt.Errorf("decode spec of job %s: %w", name, err)
+	spec, err := cluster.DecodeJobSpec(raw)
+	if err != nil {
+		return nil, fmt.Errorf("job %s: %w", name, err)
 	}
-	j = &job{
-		name: name, submitted: submitted, spec: &spec, keys: jk,
-		queue: queue.New(s.rdb, jk).Slave(s.slave),
-		near:  dedup.NewNearIndex(s.rdb, jk.Simhash(), spec.Dedup.Window.Std()),
+	near, err := neardup.New(s.rdb, neardup.JobOptions(spec.Dedup, jk))
+	if err != nil {
+		return nil, fmt.Errorf("job %s: %w", name, err)
 	}
+	dl, err := s.dl.NewJob(spec)
+	if err != nil {
+		return nil, err
+	}
+	j = &job{name: name, submitted: submitted, spec: spec, keys: jk,
+		queue: queue.New(s.rdb, jk).Slave(s.slave), near: near, dl: dl}
 	s.mu.Lock()
 	s.byName[name] = j
 	s.mu.Unlock()

@@ -3,24 +3,28 @@ package slave
 import (
 	"context"
 	"errors"
-	"fmt"
+	"math"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/downloader"
 	"github.com/crawler-dev/crawler/fetch"
+	"github.com/crawler-dev/crawler/membership"
+	"github.com/crawler-dev/crawler/metrics"
 	"github.com/crawler-dev/crawler/store"
 )
 
-// Options configures a Slave. Zero values take the defaults, except ID.
+// Options configures a Slave. Start from DefaultOptions and set ID: every
+// field must be set; Validate names the first one out of range.
 type Options struct {
 	// ID is the slave's stable identity, 0 <= ID < MaxSlaves.
 	ID int
-	// Concurrency is how many pages it fetches at once. Default 32.
+	// Concurrency is how many pages it fetches at once.
 	Concurrency int
-	// Weight is its capacity relative to other slaves; default Concurrency.
+	// Weight is its capacity relative to other slaves; 0 means Concurrency.
 	Weight float64
 	// MaxSlaves is a, the size of the virtual node table.
 	MaxSlaves int
@@ -34,46 +38,75 @@ type Options struct {
 	// DrainTimeout bounds how long shutdown waits for pages in progress
 	// before handing them back.
 	DrainTimeout time.Duration
-	// Fetch configures the fetcher.
+	// MaxDeliveries is how many times a task is taken without an outcome
+	// before it is dead-lettered: recorded as failed with the reason its
+	// last holder gave up, so one poison task cannot keep a job running.
+	MaxDeliveries int
+	// MaxMemory is the memory the slave aims to stay within: half of it
+	// bounds the pages held at once (fetched and not yet extracted), the
+	// rest is for everything else. 0 means no bound.
+	MaxMemory int64
+	// Fetch configures the fetcher; its MemoryBudget comes from MaxMemory.
 	Fetch fetch.Options
+	// Download configures the downloader (retries, the default rate per
+	// host); its Workers is Concurrency.
+	Download downloader.Options
 }
 
-func (o *Options) applyDefaults() {
-	if o.Concurrency <= 0 {
-		o.Concurrency = 32
-	}
-	if o.Weight <= 0 {
-		o.Weight = float64(o.Concurrency)
-	}
-	if o.MaxSlaves <= 0 {
-		o.MaxSlaves = cluster.DefaultMaxSlaves
-	}
-	if o.TaskLease <= 0 {
-		o.TaskLease = time.Minute
-	}
-	if o.Poll <= 0 {
-		o.Poll = 200 * time.Millisecond
-	}
-	if o.DrainTimeout <= 0 {
-		o.DrainTimeout = 10 * time.Second
+// DefaultConcurrency is how many pages a slave fetches at once by default.
+const DefaultConcurrency = 32
+
+// DefaultMaxMemory is the memory a slave aims to stay within by default.
+const DefaultMaxMemory = 256 << 20
+
+// DefaultOptions returns the options a slave runs with unless told
+// otherwise (ID 0).
+func DefaultOptions() Options {
+	return Options{
+		Concurrency:   DefaultConcurrency,
+		MaxSlaves:     cluster.DefaultMaxSlaves,
+		Lease:         membership.DefaultLease,
+		TaskLease:     time.Minute,
+		Poll:          200 * time.Millisecond,
+		DrainTimeout:  10 * time.Second,
+		MaxDeliveries: 5,
+		MaxMemory:     DefaultMaxMemory,
+		Fetch:         fetch.DefaultOptions(),
+		Download:      downloader.DefaultOptions(),
 	}
 }
 
-// Validate reports the first bad option, naming it.
+// weight is the slave's routing weight.
+func (o Options) weight() float64 {
+	if o.Weight == 0 {
+		return float64(o.Concurrency)
+	}
+	return o.Weight
+}
+
+// Validate reports the first option out of range, as a *cluster.FieldError.
 func (o Options) Validate() error {
-	maxSlaves := o.MaxSlaves
-	if maxSlaves <= 0 {
-		maxSlaves = cluster.DefaultMaxSlaves
-	}
 	switch {
-	case o.ID < 0 || o.ID >= maxSlaves:
-		return fmt.Errorf("id: %d is outside 0..%d (max-slaves %d)", o.ID, maxSlaves-1, maxSlaves)
-	case o.Concurrency < 0 || o.Concurrency > 10000:
-		return fmt.Errorf("concurrency: %d is outside 1..10000", o.Concurrency)
-	case o.Weight < 0:
-		return fmt.Errorf("weight: %g is negative", o.Weight)
-	case o.TaskLease != 0 && o.TaskLease < time.Second:
-		return fmt.Errorf("task-lease: %s is shorter than 1s", o.TaskLease)
+	case o.MaxSlaves < 1 || o.MaxSlaves > 4096:
+		return cluster.Invalid("MaxSlaves", o.MaxSlaves, "is outside 1..4096")
+	case o.ID < 0 || o.ID >= o.MaxSlaves:
+		return cluster.Invalid("ID", o.ID, "is outside 0..%d (max slaves %d)", o.MaxSlaves-1, o.MaxSlaves)
+	case o.Concurrency < 1 || o.Concurrency > 10000:
+		return cluster.Invalid("Concurrency", o.Concurrency, "is outside 1..10000")
+	case o.Weight < 0 || math.IsNaN(o.Weight) || math.IsInf(o.Weight, 0):
+		return cluster.Invalid("Weight", o.Weight, "must be a positive number (0: the concurrency)")
+	case o.Lease < 100*time.Millisecond:
+		return cluster.Invalid("Lease", o.Lease, "is shorter than 100ms")
+	case o.TaskLease < time.Second:
+		return cluster.Invalid("TaskLease", o.TaskLease, "is shorter than 1s")
+	case o.Poll < time.Millisecond:
+		return cluster.Invalid("Poll", o.Poll, "is shorter than 1ms")
+	case o.DrainTimeout < 0:
+		return cluster.Invalid("DrainTimeout", o.DrainTimeout, "is negative")
+	case o.MaxMemory < 0 || (o.MaxMemory > 0 && o.MaxMemory < 16<<20):
+		return cluster.Invalid("MaxMemory", o.MaxMemory, "must be 0 (no bound) or at least 16 MiB")
+	case o.MaxDeliveries < 1:
+		return cluster.Invalid("MaxDeliveries", o.MaxDeliveries, "must be at least 1")
 	}
 	return nil
 }
@@ -94,6 +127,8 @@ type Deps struct {
 	Keys cluster.Keys
 	// Store receives items and failures.
 	Store ItemStore
+	// Metrics records the slave's requests; nil records nothing.
+	Metrics *metrics.Registry
 	// Logger is nil for no logging.
 	Logger *zap.Logger
 }

@@ -8,14 +8,15 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/downloader"
 	"github.com/crawler-dev/crawler/fetch"
 	"github.com/crawler-dev/crawler/membership"
+	"github.com/crawler-dev/crawler/metrics"
 )
 
 // Slave fetches the detail pages routed to its ID.
@@ -25,18 +26,14 @@ type Slave struct {
 	log      *zap.Logger
 	info     cluster.NodeInfo
 	registry *membership.Registry
-	fetcher  *fetch.Fetcher
+	dl       *downloader.Downloader
 	jobs     *jobSet
 	held     *heldTasks
+	acks     *acker
+	commits  *committer
 
-	busy  atomic.Int64  // tasks taken and not yet finished
-	freed chan struct{} // signalled when a worker finishes a task
-}
-
-// work is one task handed to a worker.
-type work struct {
-	job *job
-	raw string
+	side  sync.WaitGroup // tasks settled without a fetch (undecodable, dead letters)
+	freed chan struct{}  // signalled when a task is done with
 }
 
 // New validates opts and returns a Slave ready to Run.
@@ -47,26 +44,37 @@ func New(opts Options, deps Deps) (*Slave, error) {
 	if err := deps.validate(); err != nil {
 		return nil, err
 	}
-	opts.applyDefaults()
 	log := deps.Logger
 	if log == nil {
 		log = zap.NewNop()
 	}
-	registry, err := membership.New(deps.Redis, deps.Keys, membership.Options{Lease: opts.Lease, MaxSlaves: opts.MaxSlaves})
+	log = log.Named("slave").With(zap.Int("slave", opts.ID))
+	registry, err := membership.New(deps.Redis, deps.Keys, membership.Options{Lease: opts.Lease, MaxSlaves: opts.MaxSlaves, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("slave: %w", err)
 	}
-	return &Slave{
+	dlOpts := opts.Download
+	dlOpts.Workers = opts.Concurrency
+	opts.Fetch.MemoryBudget = opts.MaxMemory / 2
+	dl, err := downloader.New(dlOpts, downloader.Deps{Redis: deps.Redis, Keys: deps.Keys,
+		Fetcher: fetch.New(opts.Fetch), Metrics: deps.Metrics.Node(metrics.RoleSlave, opts.ID), Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("slave: %w", err)
+	}
+	s := &Slave{
 		opts:     opts,
 		deps:     deps,
-		log:      log.Named("slave").With(zap.Int("slave", opts.ID)),
+		log:      log,
 		info:     nodeInfo(opts),
 		registry: registry,
-		fetcher:  fetch.New(opts.Fetch),
-		jobs:     newJobSet(deps.Redis, deps.Keys, opts.ID),
+		dl:       dl,
+		jobs:     newJobSet(deps.Redis, deps.Keys, opts.ID, dl, log),
 		held:     newHeldTasks(),
 		freed:    make(chan struct{}, 1),
-	}, nil
+	}
+	s.acks = newAcker(s, log)
+	s.commits = newCommitter(s)
+	return s, nil
 }
 
 func nodeInfo(opts Options) cluster.NodeInfo {
@@ -74,15 +82,18 @@ func nodeInfo(opts Options) cluster.NodeInfo {
 	var tok [8]byte
 	_, _ = rand.Read(tok[:])
 	return cluster.NodeInfo{
-		ID: opts.ID, Weight: opts.Weight, Host: host, PID: os.Getpid(),
+		ID: opts.ID, Weight: opts.weight(), Host: host, PID: os.Getpid(),
 		Concurrency: opts.Concurrency, Token: hex.EncodeToString(tok[:]), StartedAt: time.Now().UTC(),
 	}
 }
 
 // Register claims the slave's ID in the node table. Run calls it; calling it
-// first lets a command report a duplicate ID before doing anything else.
+// first lets a command report a duplicate ID before doing anything else. A
+// registration this slave's previous process left behind (killed on this
+// host) is replaced; one of another live process is refused once its lease
+// shows it alive (membership.Registry.Claim).
 func (s *Slave) Register(ctx context.Context) error {
-	if err := s.registry.Register(ctx, s.info); err != nil {
+	if err := s.registry.Claim(ctx, s.info); err != nil {
 		return fmt.Errorf("slave %d: %w", s.opts.ID, err)
 	}
 	return nil
@@ -95,7 +106,7 @@ func (s *Slave) Run(ctx context.Context) error {
 	if err := s.Register(ctx); err != nil {
 		return err
 	}
-	s.log.Info("slave started", zap.Int("concurrency", s.opts.Concurrency), zap.Float64("weight", s.opts.Weight))
+	s.log.Info("slave started", zap.Int("concurrency", s.opts.Concurrency), zap.Float64("weight", s.opts.weight()))
 
 	// The lease outlives ctx until the drain is over.
 	leaseCtx, stopLease := context.WithCancel(context.WithoutCancel(ctx))
@@ -138,10 +149,11 @@ func (s *Slave) keepAlive(ctx context.Context) error {
 	}
 }
 
-// work runs the dispatcher, the workers, the acknowledger and the lease
-// renewer until ctx ends, then drains them in order.
+// work runs the downloader, the dispatcher, the committer, the acker and
+// the lease renewer until ctx ends, then drains them in order: no task is
+// taken any more; pages being fetched finish (up to DrainTimeout) and are
+// committed and acknowledged; what is left is handed back.
 func (s *Slave) work(ctx context.Context) {
-	// Workers get a context that outlives ctx by DrainTimeout.
 	drainCtx, cancelDrain := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelDrain()
 	go func() {
@@ -152,77 +164,100 @@ func (s *Slave) work(ctx context.Context) {
 		case <-drainCtx.Done():
 		}
 	}()
-
-	queue := make(chan work, s.opts.Concurrency)
-	acks := newAcker(s, s.log)
-	var workers sync.WaitGroup
-	for i := 0; i < s.opts.Concurrency; i++ {
-		workers.Add(1)
-		go func() {
-			defer workers.Done()
-			for w := range queue {
-				s.finish(drainCtx, acks, w)
-			}
-		}()
-	}
+	dlDone := make(chan struct{})
+	go func() { defer close(dlDone); _ = s.dl.Run(ctx) }()
 	renewDone := make(chan struct{})
 	go func() { defer close(renewDone); s.renewLeases(drainCtx) }()
 	ackDone := make(chan struct{})
-	go func() { defer close(ackDone); acks.run(drainCtx) }()
+	go func() { defer close(ackDone); s.acks.run(drainCtx) }()
+	commitDone := make(chan struct{})
+	go func() { defer close(commitDone); s.commits.run(drainCtx) }()
 
-	s.dispatch(ctx, queue)
-	close(queue)
-	workers.Wait()
-	acks.close()
+	s.dispatch(ctx, drainCtx)
+	<-dlDone
+	s.side.Wait()
+	s.commits.close()
+	<-commitDone
+	s.acks.close()
 	<-ackDone
 	cancelDrain()
 	<-renewDone
 	s.handBack()
 }
 
-// dispatch takes tasks from the running jobs' queues while workers are free.
-func (s *Slave) dispatch(ctx context.Context, out chan<- work) {
-	lastRefresh := time.Time{}
+// capacity is how many tasks the slave holds at most: those being fetched
+// and those waiting for their host's budget. Holding more than it fetches
+// lets a slave whose queue mixes a slow host and fast ones keep its
+// fetchers busy.
+func (s *Slave) capacity() int { return 4 * s.opts.Concurrency }
+
+// dispatch takes tasks from the running jobs' queues while there is room.
+func (s *Slave) dispatch(ctx, drainCtx context.Context) {
+	lastCheck := time.Time{}
 	for ctx.Err() == nil {
-		if time.Since(lastRefresh) >= time.Second {
-			if err := s.jobs.refresh(ctx); err != nil && ctx.Err() == nil {
+		if time.Since(lastCheck) >= time.Second {
+			if err := s.jobs.refreshIfChanged(ctx); err != nil && ctx.Err() == nil {
 				s.log.Warn("refresh jobs", zap.Error(err))
 			}
-			lastRefresh = time.Now()
+			lastCheck = time.Now()
 		}
-		free := s.opts.Concurrency - int(s.busy.Load())
-		if free <= 0 {
-			s.waitFreed(ctx, s.opts.Poll)
-			continue
-		}
-		if s.takeTasks(ctx, free, out) == 0 {
+		room := s.capacity() - s.dl.Pending()
+		if room <= 0 || s.takeTasks(ctx, drainCtx, room) == 0 {
 			s.waitFreed(ctx, s.opts.Poll)
 		}
 	}
 }
 
-// takeTasks takes up to free tasks, visiting the running jobs in turn.
-func (s *Slave) takeTasks(ctx context.Context, free int, out chan<- work) int {
+// takeTasks takes up to room tasks, visiting the running jobs in turn, and
+// hands them to the downloader.
+func (s *Slave) takeTasks(ctx, drainCtx context.Context, room int) int {
 	took := 0
 	for _, j := range s.jobs.rotation() {
-		if took >= free {
+		if took >= room {
 			break
 		}
-		raws, err := j.queue.Take(ctx, free-took, s.opts.TaskLease)
+		ds, err := j.queue.Take(ctx, room-took, s.opts.TaskLease)
 		if err != nil {
 			if ctx.Err() == nil {
 				s.log.Warn("take tasks", zap.String("job", j.name), zap.Error(err))
 			}
 			continue
 		}
-		for _, raw := range raws {
-			s.held.add(j, raw)
-			s.busy.Add(1)
-			out <- work{job: j, raw: raw}
+		for _, d := range ds {
+			s.start(drainCtx, &work{job: j, raw: d.Entry, deliveries: d.Count, lastError: d.LastError})
 		}
-		took += len(raws)
+		took += len(ds)
 	}
 	return took
+}
+
+// start holds a task and hands it to the downloader, or settles it at once
+// if it cannot be fetched.
+func (s *Slave) start(drainCtx context.Context, w *work) {
+	s.held.add(w.job, w.raw)
+	task, err := cluster.DecodeTask(w.raw)
+	w.task = task
+	if err != nil || w.deliveries > s.opts.MaxDeliveries {
+		s.side.Add(1)
+		go func() {
+			defer s.side.Done()
+			defer s.signalFreed()
+			s.settleUnfetchable(drainCtx, w, err)
+		}()
+		return
+	}
+	s.dl.Submit(&downloader.Request{Ctx: drainCtx, URL: task.URL, Job: w.job.dl, Item: w,
+		Done: func(_ context.Context, res downloader.Result) {
+			defer s.signalFreed()
+			s.handle(drainCtx, res)
+		}})
+}
+
+func (s *Slave) signalFreed() {
+	select {
+	case s.freed <- struct{}{}:
+	default:
+	}
 }
 
 func (s *Slave) waitFreed(ctx context.Context, d time.Duration) {
@@ -233,29 +268,6 @@ func (s *Slave) waitFreed(ctx context.Context, d time.Duration) {
 	case <-s.freed:
 	case <-t.C:
 	}
-}
-
-// finish processes one task and queues its acknowledgement. A task it could
-// not finish because Redis or the store is away is let go: no longer held,
-// it is an orphan that releaseOrphans hands back once Redis answers (or its
-// lease lapses). One interrupted by shutdown stays held for handBack.
-func (s *Slave) finish(ctx context.Context, acks *acker, w work) {
-	defer func() {
-		s.busy.Add(-1)
-		select {
-		case s.freed <- struct{}{}:
-		default:
-		}
-	}()
-	outcome, err := s.process(ctx, w)
-	if err != nil {
-		if ctx.Err() == nil {
-			s.log.Warn("task not finished; it will be delivered again", zap.String("job", w.job.name), zap.Error(err))
-			s.held.remove(w.job, w.raw)
-		}
-		return
-	}
-	acks.add(w.job, outcome)
 }
 
 // renewLeases keeps the leases of held tasks alive, and hands back the
@@ -301,7 +313,7 @@ func (s *Slave) releaseOrphans(ctx context.Context, held map[*job][]string) {
 				orphans = append(orphans, raw)
 			}
 		}
-		if n, err := j.queue.Release(ctx, orphans); err == nil && n > 0 {
+		if n, err := j.queue.Requeue(ctx, orphans); err == nil && n > 0 {
 			s.log.Info("handed back orphaned tasks", zap.String("job", j.name), zap.Int("tasks", n))
 		}
 	}
@@ -320,6 +332,3 @@ func (s *Slave) handBack() {
 		s.log.Info("handed back unfinished tasks", zap.String("job", j.name), zap.Int("tasks", n))
 	}
 }
-
-// Close releases nothing Run has not; it exists for symmetry with master.
-func (s *Slave) Close() error { return nil }

@@ -11,8 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/crawler-dev/crawler/canon"
 	"github.com/crawler-dev/crawler/cluster"
-	"github.com/crawler-dev/crawler/dedup"
 	"github.com/crawler-dev/crawler/internal/testenv"
 	"github.com/crawler-dev/crawler/queue"
 	"github.com/crawler-dev/crawler/store"
@@ -32,18 +32,19 @@ func TestSlave_ReleasesOrphans(t *testing.T) {
 	}))
 	defer site.Close()
 
-	spec := &cluster.JobSpec{Name: "orphans", Seeds: []string{site.URL + "/list"},
-		DetailLink: &cluster.LinkRule{CSS: "a"}, Fields: map[string]cluster.FieldRule{"title": {CSS: "h1"}},
-		AllowPrivateNetworks: true}
+	spec := cluster.DefaultJobSpec()
+	spec.Name, spec.Seeds, spec.AllowPrivateNetworks = "orphans", []string{site.URL + "/list"}, true
+	spec.DetailLink = &cluster.LinkRule{CSS: "a"}
+	spec.Fields = map[string]cluster.FieldRule{"title": {CSS: "h1"}}
 	spec.ApplyDefaults()
 	jk := keys.Job("orphans")
-	raw, _ := json.Marshal(spec)
+	raw, _ := json.Marshal(&spec)
 	rdb.Set(ctx, jk.Spec(), raw, 0)
 	rdb.HSet(ctx, jk.State(), cluster.StateField, cluster.StateRunning, cluster.StateSubmittedAt, "t0")
 	rdb.ZAdd(ctx, keys.Jobs(), redis.Z{Score: 1, Member: "orphans"})
 
 	url := site.URL + "/detail/1"
-	fp := dedup.RequestFingerprint("GET", url, nil)
+	fp := canon.RequestFingerprint("GET", url, nil)
 	task := cluster.Task{URL: url, FP: fp.String(), Job: "orphans"}.Encode()
 	q := queue.New(rdb, jk).Slave(0)
 	rdb.RPush(ctx, jk.Queue(0), task)
@@ -56,7 +57,9 @@ func TestSlave_ReleasesOrphans(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer items.Close()
-	s, err := New(Options{ID: 0, Concurrency: 2, TaskLease: time.Minute}, Deps{Redis: rdb, Keys: keys, Store: items})
+	opts := DefaultOptions()
+	opts.Concurrency = 2
+	s, err := New(opts, Deps{Redis: rdb, Keys: keys, Store: items})
 	if err != nil {
 		t.Fatal(err)
 	}

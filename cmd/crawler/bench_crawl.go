@@ -3,40 +3,85 @@ package main
 import (
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/crawler-dev/crawler/internal/bench"
 )
 
-func init() { benchCommands = append(benchCommands, newBenchCrawlCmd) }
+// benchCrawlFlags maps the crawl benchmark's option fields to its flags.
+var benchCrawlFlags = fieldFlags{"Details": "details", "DetailsPerSlave": "details-per-slave", "Slaves": "slaves",
+	"Concurrency": "concurrency", "Hosts": "hosts", "Latency": "latency", "PageBytes": "page-bytes",
+	"Seeds": "seeds", "Timeout": "timeout", "RedisURL": "redis", "Format": "format"}
 
 func newBenchCrawlCmd() *cobra.Command {
-	opts := bench.CrawlOptions{}
+	opts := bench.DefaultCrawlOptions()
+	var redisServer string
+	format := string(bench.FormatText)
 	cmd := &cobra.Command{
 		Use:   "crawl",
-		Short: "Pages per second and CPU time per page of real master and slave processes on a loopback site",
-		Args:  cobra.NoArgs,
+		Short: "Pages per second and cost per page (CPU, Redis commands, round trips, memory) of real master and slave processes on a loopback site",
+		Long: `crawl starts this binary as one master and N slaves for each cluster size in
+--slaves, crawls a demo site served on --hosts loopback addresses (127.0.0.1,
+127.0.0.2, ...: hosts of their own to the politeness budget) with --latency
+added to every response, and prints pages/s beside the cost per page: CPU of
+the crawler processes (/proc/<pid>/stat) and of Redis (INFO), Redis commands
+(INFO commandstats, script-internal ones included), the commands and round
+trips each process sent (a loopback proxy per process counts them on the
+wire), and the slaves' peak RSS; then where the commands come from, by
+command. --redis-server starts a Redis of the benchmark's own, so that no
+other client's traffic lands in Redis's numbers.`,
+		Example: `  crawler bench crawl --details 4000 --slaves 1,2,4,8 --hosts 8
+  crawler bench crawl --latency 200ms --hosts 4 --slaves 1,2,4 --concurrency 8 --details-per-slave 600 --redis-server redis-server
+  crawler bench crawl --details 300 --slaves 1 --format md`,
+		Args:         cobra.NoArgs,
+		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			f := bench.Format(format)
+			if err := f.Validate(); err != nil {
+				return benchCrawlFlags.name(err)
+			}
 			exe, err := os.Executable()
 			if err != nil {
 				return fmt.Errorf("find the crawler binary: %w", err)
 			}
 			opts.Binary = exe
+			if err := opts.Validate(); err != nil {
+				return benchCrawlFlags.name(err)
+			}
+			url, stop, err := bench.UseRedis(cmd.Context(), redisServer, opts.RedisURL)
+			if err != nil {
+				return err
+			}
+			defer stop()
+			opts.RedisURL = url
 			results, err := bench.Crawl(cmd.Context(), opts)
 			if len(results) > 0 {
-				_ = bench.WriteCrawl(cmd.OutOrStdout(), opts, results)
+				_ = bench.WriteCrawl(cmd.OutOrStdout(), f, opts, results)
 			}
-			return err
+			return benchCrawlFlags.name(err)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&opts.RedisURL, "redis", defaultRedis, "Redis URL")
-	f.IntVar(&opts.Details, "details", 5000, "detail pages on the loopback site")
-	f.IntSliceVar(&opts.Slaves, "slaves", []int{1, 3}, "cluster sizes to measure")
-	f.IntVar(&opts.Concurrency, "concurrency", 32, "each slave's --concurrency")
-	f.DurationVar(&opts.Timeout, "timeout", 10*time.Minute, "limit for one crawl")
-	f.StringVar(&opts.MongoURI, "mongo", "", "store items to this MongoDB (a fresh database per run is best) instead of JSON Lines files")
+	fs := cmd.Flags()
+	registerCrawlFlags(fs, &opts)
+	fs.StringVar(&redisServer, "redis-server", "", "start this redis-server executable on a loopback port for the benchmark alone, instead of using --redis")
+	fs.StringVar(&format, "format", format, "output format: text or md (Markdown)")
 	return cmd
+}
+
+// registerCrawlFlags registers the flags of a crawl benchmark's options.
+func registerCrawlFlags(fs *pflag.FlagSet, opts *bench.CrawlOptions) {
+	fs.StringVar(&opts.RedisURL, "redis", defaultRedis, "Redis URL of one server")
+	fs.IntVar(&opts.Details, "details", opts.Details, "detail pages on the loopback site, spread over the hosts")
+	fs.IntVar(&opts.DetailsPerSlave, "details-per-slave", 0, "size the site to this many detail pages per slave instead (0: use --details)")
+	fs.IntSliceVar(&opts.Slaves, "slaves", opts.Slaves, "cluster sizes to measure")
+	fs.IntVar(&opts.Concurrency, "concurrency", opts.Concurrency, "each slave's --concurrency")
+	fs.IntVar(&opts.Hosts, "hosts", opts.Hosts, fmt.Sprintf("loopback hosts the site is spread over, 127.0.0.1 up to 127.0.0.%d", bench.MaxHosts))
+	fs.DurationVar(&opts.Latency, "latency", opts.Latency, "added to every response of the site, like a real site's latency")
+	fs.IntVar(&opts.PageBytes, "page-bytes", 0, "pad every detail page to this many bytes (0: about 2 KB)")
+	fs.StringVar(&opts.Seeds, "seeds", opts.Seeds, "all: seed every list page; first: each host's first list page, walked breadth-first by the master")
+	fs.BoolVar(&opts.Tap, "tap", opts.Tap, "count each process's commands and round trips with a loopback proxy in front of Redis")
+	fs.DurationVar(&opts.Timeout, "timeout", opts.Timeout, "limit for one crawl")
+	fs.StringVar(&opts.MongoURI, "mongo", "", "store items to this MongoDB (a fresh database per run is best) instead of JSON Lines files")
 }

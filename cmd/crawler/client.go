@@ -7,23 +7,25 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"sort"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/crawler-dev/crawler/client"
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/store"
 )
 
-func init() { subcommands = append(subcommands, newClientCmd) }
-
-func newClientCmd() *cobra.Command {
+func newClientCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "client",
 		Short: "Submit jobs, follow their progress and export their results",
 	}
-	cmd.AddCommand(newSubmitCmd(), newStatusCmd(), newResultsCmd(), newRetryFailedCmd())
+	cmd.AddCommand(newSubmitCmd(), newStatusCmd(), newResultsCmd(), newRetryFailedCmd(), newProxiesCmd(),
+		newJobsCmd(), newCancelCmd(), newResetCmd())
 	return cmd
 }
 
@@ -52,7 +54,9 @@ func newSubmitCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "submit",
 		Short: "Validate a job file and enqueue it; prints the job's name",
-		Args:  cobra.NoArgs,
+		Example: `  crawler client submit --redis redis://10.0.0.1:6379/0 --job news.yaml
+  name=$(crawler client submit --job news.yaml) && crawler client status --job "$name" --wait`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			spec, err := readJobFile(jobFile)
 			if err != nil {
@@ -63,6 +67,7 @@ func newSubmitCmd() *cobra.Command {
 				return err
 			}
 			defer rdb.Close()
+			warnPreviousRun(cmd, rdb, cf, spec)
 			if err := client.Submit(cmd.Context(), rdb, cf.keys(), spec); err != nil {
 				return err
 			}
@@ -81,12 +86,17 @@ func newStatusCmd() *cobra.Command {
 		job     string
 		asJSON  bool
 		wait    bool
+		watch   bool
 		timeout time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Print a job's state and counters; with --wait, wait until it is finished",
-		Args:  cobra.NoArgs,
+		Example: `  crawler client status --job news
+  crawler client status --job news --json | jq .counters
+  crawler client status --job news --wait --timeout 1h --json   # exit 0 once finished
+  crawler client status --job news --watch                      # live: progress, rate, ETA, slaves`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if job == "" {
 				return errors.New("--job: a job name is required")
@@ -98,7 +108,19 @@ func newStatusCmd() *cobra.Command {
 			defer rdb.Close()
 			ctx := cmd.Context()
 			var st *client.Status
-			if wait {
+			if watch {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, timeout)
+				defer cancel()
+				ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+				defer stop()
+				w := newWatch(cmd.OutOrStdout())
+				st, err = client.Wait(ctx, rdb, cf.keys(), job, cf.maxSlaves, time.Second, w.show)
+				w.done()
+				if ctx.Err() != nil && cmd.Context().Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
+					return nil // Ctrl-C: the user stopped watching
+				}
+			} else if wait {
 				var cancel context.CancelFunc
 				ctx, cancel = context.WithTimeout(ctx, timeout)
 				defer cancel()
@@ -120,7 +142,8 @@ func newStatusCmd() *cobra.Command {
 	f.StringVar(&job, "job", "", "job name")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
 	f.BoolVar(&wait, "wait", false, "wait until the job is finished (exit 0) or --timeout passes (exit 1)")
-	f.DurationVar(&timeout, "timeout", 10*time.Minute, "how long --wait waits")
+	f.BoolVar(&watch, "watch", false, "follow the job live until it is finished: progress, rate, ETA and a table per slave")
+	f.DurationVar(&timeout, "timeout", 10*time.Minute, "how long --wait and --watch wait")
 	return cmd
 }
 
@@ -133,8 +156,8 @@ func printStatus(w io.Writer, st *client.Status, asJSON bool) {
 	c := st.Counters
 	fmt.Fprintf(w, "job %s: %s (round %d)\n", st.Job, st.State, st.Round)
 	fmt.Fprintf(w, "  list pages %d (failed %d)\n", c.ListPages, c.ListFailed)
-	fmt.Fprintf(w, "  details discovered %d = stored %d + failed %d + duplicates %d + queued %d + in flight %d\n",
-		c.Discovered, c.Stored, c.Failed, c.Duplicates, c.Queued, c.InFlight)
+	fmt.Fprintf(w, "  details discovered %d = stored %d + failed %d + skipped %d + duplicates %d + queued %d + in flight %d\n",
+		c.Discovered, c.Stored, c.Failed, c.Skipped, c.Duplicates, c.Queued, c.InFlight)
 	fmt.Fprintf(w, "  offsite %d, invalid links %d, near-duplicates %d, retries %d\n",
 		c.Offsite, c.InvalidLinks, c.NearDuplicates, c.Retries)
 	ids := make([]string, 0, len(st.Slaves))
@@ -159,41 +182,71 @@ func newResultsCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "results",
-		Short: "Export a job's items from MongoDB as JSON Lines",
-		Args:  cobra.NoArgs,
+		Short: "Export a job's items from MongoDB as JSON Lines, JSON or CSV",
+		Example: `  crawler client results --mongo mongodb://10.0.0.2:27017/crawler --job news -o news.jsonl
+  crawler client results --job news -o news.csv        # the format comes from the extension
+  crawler client results --job news | jq .fields.title  # JSON Lines on stdout`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if job == "" {
 				return errors.New("--job: a job name is required")
+			}
+			format := store.FormatJSONL
+			if out != "" && out != "-" {
+				f, err := store.FormatOf(out)
+				if err != nil {
+					return fmt.Errorf("-o: %w", err)
+				}
+				format = f
 			}
 			m, err := openMongo(cmd.Context(), mongo)
 			if err != nil {
 				return err
 			}
 			defer m.Close(context.Background())
-			w := cmd.OutOrStdout()
-			if out != "" && out != "-" {
-				f, err := os.Create(out)
-				if err != nil {
-					return fmt.Errorf("-o: %w", err)
-				}
-				defer f.Close()
-				w = f
-			}
-			n, err := m.ExportItems(cmd.Context(), job, w)
-			if err != nil {
-				return err
-			}
-			if out != "" && out != "-" {
-				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %d items of job %s to %s\n", n, job, out)
-			}
-			return nil
+			return exportResults(cmd, m, job, out, format)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&mongo, "mongo", defaultMongo, "MongoDB URI; the path names the database")
 	f.StringVar(&job, "job", "", "job name")
-	f.StringVarP(&out, "output", "o", "", "write to this file instead of stdout")
+	f.StringVarP(&out, "output", "o", "", "write to this file (.jsonl, .json or .csv) instead of stdout (-)")
 	return cmd
+}
+
+// exportResults writes the job's items to out (stdout for "" or "-"); a
+// job with nothing in MongoDB is an error, not an empty file.
+func exportResults(cmd *cobra.Command, m *store.Mongo, job, out string, format store.Format) error {
+	ctx := cmd.Context()
+	exists, err := m.JobExists(ctx, job)
+	if err != nil {
+		return err
+	}
+	if !exists {
+		return fmt.Errorf("--job: no items or failures of job %q in this database (is --mongo the database the cluster writes to?)", job)
+	}
+	if out == "" || out == "-" {
+		_, err := m.ExportItemsAs(ctx, job, cmd.OutOrStdout(), format)
+		return err
+	}
+	tmp := out + ".partial"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("-o: %w", err)
+	}
+	n, err := m.ExportItemsAs(ctx, job, f, format)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, out)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("-o: %w", err)
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "wrote %d items of job %s to %s\n", n, job, out)
+	return nil
 }
 
 func newRetryFailedCmd() *cobra.Command {
@@ -205,7 +258,9 @@ func newRetryFailedCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "retry-failed",
 		Short: "Re-enqueue a job's failed detail pages; prints how many",
-		Args:  cobra.NoArgs,
+		Example: `  crawler client retry-failed --job news --mongo mongodb://10.0.0.2:27017/crawler
+  crawler client retry-failed --job news && crawler client status --job news --wait`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if job == "" {
 				return errors.New("--job: a job name is required")

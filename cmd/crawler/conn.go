@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/spf13/cobra"
 
-	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -19,138 +19,154 @@ const (
 	defaultMongo = "mongodb://127.0.0.1:27017/crawler"
 )
 
-// clusterFlags are the flags every process of one cluster must agree on.
-type clusterFlags struct {
-	redis     string
-	prefix    string
-	maxSlaves int
-}
-
-func (c *clusterFlags) register(cmd *cobra.Command) {
-	f := cmd.Flags()
-	f.StringVar(&c.redis, "redis", defaultRedis, "Redis URL: redis://[user:pass@]host:port/db")
-	f.StringVar(&c.prefix, "prefix", cluster.DefaultPrefix, "prefix of every Redis key of this cluster")
-	f.IntVar(&c.maxSlaves, "max-slaves", cluster.DefaultMaxSlaves, "size a of the virtual node table: the most slaves the cluster may have")
-}
-
-func (c *clusterFlags) keys() cluster.Keys { return cluster.Keys{Prefix: c.prefix} }
-
 // openRedis connects to Redis and checks that it answers. The URL is one of
 //
 //	redis://[user:pass@]host:port/db              a single server
 //	redis://[user:pass@]host1:port,host2:port     Redis Cluster (its seed nodes)
 //	redis+sentinel://[user:pass@]h1:26379,h2:26379/mastername[/db]   Sentinel
 //
-// (rediss:// for TLS). Every key one script touches shares a hash tag, so
-// the cluster's processes work unchanged on Redis Cluster.
-func openRedis(ctx context.Context, url string) (redis.UniversalClient, error) {
-	opts, err := parseRedisURL(url)
+// (rediss:// for TLS), with go-redis's query options (?dial_timeout=3s,
+// ?pool_size=50, ...); go-redis's own forms (?addr=host2:port for a
+// cluster, ?master_name= for Sentinel) work too. Every key one script
+// touches shares a hash tag, so the cluster's processes work unchanged on
+// Redis Cluster.
+func openRedis(ctx context.Context, raw string) (redis.UniversalClient, error) {
+	rdb, err := newRedisClient(raw)
 	if err != nil {
-		return nil, fmt.Errorf("--redis: %q: %w", redactURL(url), err)
+		return nil, fmt.Errorf("--redis: %s: %v", redactURL(raw), redactErr(err, raw))
 	}
-	opts.MaxRetries = 5
-	opts.MinRetryBackoff = 100 * time.Millisecond
-	opts.MaxRetryBackoff = 2 * time.Second
-	rdb := redis.NewUniversalClient(opts)
 	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := rdb.Ping(pingCtx).Err(); err != nil {
 		rdb.Close()
-		return nil, fmt.Errorf("--redis: no answer from %s: %w", redactURL(url), err)
+		return nil, fmt.Errorf("--redis: no answer from %s: %v", redactURL(raw), redactErr(err, raw))
 	}
 	return rdb, nil
 }
 
-// parseRedisURL reads the three URL forms openRedis takes.
-func parseRedisURL(raw string) (*redis.UniversalOptions, error) {
+// newRedisClient parses the URL with go-redis's own parsers, after
+// rewriting our comma and sentinel forms into theirs.
+func newRedisClient(raw string) (redis.UniversalClient, error) {
 	scheme, rest, ok := strings.Cut(raw, "://")
 	if !ok {
 		return nil, fmt.Errorf("not a redis:// URL")
 	}
-	sentinel := scheme == "redis+sentinel" || scheme == "rediss+sentinel"
-	if sentinel {
-		scheme = strings.TrimSuffix(scheme, "+sentinel")
-	}
-	if scheme != "redis" && scheme != "rediss" {
-		return nil, fmt.Errorf("scheme %q is not redis, rediss or redis+sentinel", scheme)
-	}
-	userinfo, hostsPath := "", rest
-	if at := strings.LastIndex(rest, "@"); at >= 0 {
-		userinfo, hostsPath = rest[:at+1], rest[at+1:]
-	}
-	hosts, path, _ := strings.Cut(hostsPath, "/")
-	addrs := strings.Split(hosts, ",")
-	master := ""
-	if sentinel {
-		master, path, _ = strings.Cut(path, "/")
-		if master == "" {
-			return nil, fmt.Errorf("sentinel URL names no master: want redis+sentinel://host:26379/mastername")
+	if base, isSentinel := strings.CutSuffix(scheme, "+sentinel"); isSentinel {
+		opts, err := redis.ParseFailoverURL(sentinelURL(base, rest))
+		if err != nil {
+			return nil, err
 		}
+		if opts.MasterName == "" {
+			return nil, fmt.Errorf("no master name: want redis+sentinel://host:26379/mastername")
+		}
+		retries(&opts.MaxRetries, &opts.MinRetryBackoff, &opts.MaxRetryBackoff)
+		return redis.NewFailoverClient(opts), nil
 	}
-	// Parse the first address with the standard parser for auth, db and TLS.
-	single, err := redis.ParseURL(scheme + "://" + userinfo + addrs[0] + "/" + path)
+	cluster := clusterURL(scheme, rest)
+	if cluster != "" {
+		opts, err := redis.ParseClusterURL(cluster)
+		if err != nil {
+			return nil, err
+		}
+		retries(&opts.MaxRetries, &opts.MinRetryBackoff, &opts.MaxRetryBackoff)
+		return redis.NewClusterClient(opts), nil
+	}
+	opts, err := redis.ParseURL(raw)
 	if err != nil {
 		return nil, err
 	}
-	if len(addrs) > 1 && !sentinel && single.DB != 0 {
-		return nil, fmt.Errorf("Redis Cluster has only database 0")
+	retries(&opts.MaxRetries, &opts.MinRetryBackoff, &opts.MaxRetryBackoff)
+	return redis.NewClient(opts), nil
+}
+
+// retries sets the crawler's retry policy where the URL set none: a Redis
+// that restarts (a failover, an upgrade) is waited for, not failed on.
+func retries(max *int, minBackoff, maxBackoff *time.Duration) {
+	if *max == 0 {
+		*max = 5
 	}
-	return &redis.UniversalOptions{
-		Addrs: addrs, MasterName: master, Username: single.Username, Password: single.Password,
-		DB: single.DB, TLSConfig: single.TLSConfig, IsClusterMode: len(addrs) > 1 && !sentinel,
-	}, nil
+	if *minBackoff == 0 {
+		*minBackoff = 100 * time.Millisecond
+	}
+	if *maxBackoff == 0 {
+		*maxBackoff = 2 * time.Second
+	}
 }
 
-// redactURL hides a password in a URL, for messages.
-func redactURL(u string) string { return store.Redact(u) }
-
-// crawlStore is where a master or slave process writes items and failures.
-type crawlStore interface {
-	itemStore
-	Close(ctx context.Context) error
+// clusterURL turns redis://[auth@]h1,h2,h3[/][?q] into go-redis's
+// redis://[auth@]h1?addr=h2&addr=h3[&q]; it returns "" for a single host
+// that names no addr= option.
+func clusterURL(scheme, rest string) string {
+	auth, hosts, path, query := splitURL(rest)
+	addrs := strings.Split(hosts, ",")
+	if len(addrs) == 1 && !strings.Contains("&"+query, "&addr=") {
+		return ""
+	}
+	extra := make([]string, 0, len(addrs))
+	for _, a := range addrs[1:] {
+		extra = append(extra, "addr="+url.QueryEscape(a))
+	}
+	if query != "" {
+		extra = append(extra, query)
+	}
+	if path != "" && path != "0" {
+		extra = append(extra, "db="+path) // refused by go-redis: a cluster has only database 0
+	}
+	return scheme + "://" + auth + addrs[0] + "?" + strings.Join(extra, "&")
 }
 
-// jsonlStore adapts store.JSONL to crawlStore.
-type jsonlStore struct{ *store.JSONL }
+// sentinelURL turns [auth@]h1,h2/master[/db][?q] into go-redis's
+// redis://[auth@]h1/db?addr=h2&master_name=master[&q].
+func sentinelURL(scheme, rest string) string {
+	auth, hosts, path, query := splitURL(rest)
+	master, db, _ := strings.Cut(path, "/")
+	addrs := strings.Split(hosts, ",")
+	q := make([]string, 0, len(addrs)+1)
+	for _, a := range addrs[1:] {
+		q = append(q, "addr="+url.QueryEscape(a))
+	}
+	if master != "" {
+		q = append(q, "master_name="+url.QueryEscape(master))
+	}
+	if query != "" {
+		q = append(q, query)
+	}
+	return scheme + "://" + auth + addrs[0] + "/" + db + "?" + strings.Join(q, "&")
+}
 
-// Close flushes and closes the files.
-func (j jsonlStore) Close(context.Context) error { return j.JSONL.Close() }
+// splitURL cuts what follows "scheme://" into "user:pass@", hosts, path
+// (without its leading slash) and query.
+func splitURL(rest string) (auth, hosts, path, query string) {
+	rest, query, _ = strings.Cut(rest, "?")
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		auth, rest = rest[:at+1], rest[at+1:]
+	}
+	hosts, path, _ = strings.Cut(rest, "/")
+	return auth, hosts, path, query
+}
 
-// openStore opens the JSON Lines file output when given, else MongoDB.
-func openStore(ctx context.Context, mongoURI, output string) (crawlStore, error) {
-	if output != "" {
-		j, err := store.OpenJSONL(output)
-		if err != nil {
-			return nil, fmt.Errorf("--output: %w", err)
+// userinfoRE finds the password of a URL's userinfo, whether or not the
+// rest of the URL parses.
+var userinfoRE = regexp.MustCompile(`(://[^:/@?#]*):([^@/?#]*)@`)
+
+// redactURL hides the password in a URL, for messages and logs. It works
+// on strings that do not parse as URLs too, so a typo in a URL never puts
+// its password in an error.
+func redactURL(u string) string {
+	return userinfoRE.ReplaceAllString(u, "$1:xxxxx@")
+}
+
+// redactErr returns err's message with the URL's password hidden: drivers
+// quote the URL they failed on.
+func redactErr(err error, raw string) string {
+	msg := err.Error()
+	if m := userinfoRE.FindStringSubmatch(raw); m != nil && m[2] != "" {
+		msg = strings.ReplaceAll(msg, m[2], "xxxxx")
+		if dec, derr := url.PathUnescape(m[2]); derr == nil && dec != "" {
+			msg = strings.ReplaceAll(msg, dec, "xxxxx")
 		}
-		return jsonlStore{j}, nil
 	}
-	return openMongo(ctx, mongoURI)
-}
-
-// openProcess opens what a master or slave process needs: Redis and the
-// store (the JSON Lines file output when given, else MongoDB). The
-// returned function closes both.
-func openProcess(ctx context.Context, cf clusterFlags, mongoURI, output string) (redis.UniversalClient, crawlStore, func(), error) {
-	rdb, err := openRedis(ctx, cf.redis)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	st, err := openStore(ctx, mongoURI, output)
-	if err != nil {
-		rdb.Close()
-		return nil, nil, nil, err
-	}
-	return rdb, st, func() { _ = st.Close(context.Background()); rdb.Close() }, nil
-}
-
-// batched gathers a slave's item writes to MongoDB into batches of up to
-// one per fetcher, each written in one round trip; other stores as they are.
-func batched(st itemStore, concurrency int) itemStore {
-	if m, ok := st.(*store.Mongo); ok {
-		return store.NewBatchWriter(m, concurrency, 5*time.Millisecond)
-	}
-	return st
+	return redactURL(msg)
 }
 
 // openMongo connects to the MongoDB URI.
@@ -160,7 +176,7 @@ func openMongo(ctx context.Context, uri string) (*store.Mongo, error) {
 	}
 	m, err := store.OpenMongo(ctx, uri)
 	if err != nil {
-		return nil, fmt.Errorf("--mongo: %w", err)
+		return nil, fmt.Errorf("--mongo: %s", redactErr(err, uri))
 	}
 	return m, nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -9,6 +8,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,56 +17,71 @@ import (
 	"github.com/crawler-dev/crawler/internal/demosite"
 )
 
-func init() { subcommands = append(subcommands, newDemoCmd) }
-
-func newDemoCmd() *cobra.Command {
+func newDemoCmd(a *app) *cobra.Command {
 	var (
-		cfg     runConfig
-		details int
+		cfg       runConfig
+		details   int
+		listen    string
+		serveOnly bool
 	)
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Serve a built-in demo site on loopback and crawl it with `run`",
-		Args:  cobra.NoArgs,
+		Example: `  crawler demo                        # serve, crawl with 3 slaves, write demo-items.jsonl, check
+  crawler demo --details 3000 -o demo.csv
+  crawler demo --serve-only --listen 127.0.0.1:8080   # only the site, for a cluster to crawl`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := cfg.validate(); err != nil {
-				return err
-			}
 			if details < 1 {
 				return fmt.Errorf("--details: %d must be at least 1", details)
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			return runDemo(ctx, cfg, details, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			site, base, closeSite, err := serveDemo(listen, details)
+			if err != nil {
+				return err
+			}
+			defer closeSite()
+			if serveOnly {
+				fmt.Fprintf(cmd.OutOrStdout(), "demo site at %s (%d list pages, %d unique detail pages); job file:\n%s",
+					base, site.ListPages(), details, demosite.JobYAML("demo", base))
+				<-ctx.Done()
+				return nil
+			}
+			stop() // the crawl handles its own interruption
+			if err := cfg.validate(); err != nil {
+				return err
+			}
+			return runDemo(cmd, a, cfg, site, base)
 		},
 	}
 	cfg.register(cmd, "demo-items.jsonl")
-	cmd.Flags().IntVar(&details, "details", 300, "unique detail pages on the demo site")
+	f := cmd.Flags()
+	f.IntVar(&details, "details", 300, "unique detail pages on the demo site")
+	f.StringVar(&listen, "listen", "127.0.0.1:0", "address the demo site listens on")
+	f.BoolVar(&serveOnly, "serve-only", false, "only serve the site (until interrupted): crawl nothing, write nothing")
 	return cmd
 }
 
-func runDemo(ctx context.Context, cfg runConfig, details int, out, progress io.Writer) error {
+// serveDemo serves a demo site of details pages on listen.
+func serveDemo(listen string, details int) (*demosite.Site, string, func(), error) {
 	site := demosite.New(demosite.Options{Details: details})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", listen)
 	if err != nil {
-		return fmt.Errorf("demo site: %w", err)
+		return nil, "", nil, fmt.Errorf("--listen: %w", err)
 	}
-	srv := &http.Server{Handler: site}
+	srv := &http.Server{Handler: site, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
+	return site, "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
+}
 
-	base := "http://" + ln.Addr().String()
+func runDemo(cmd *cobra.Command, a *app, cfg runConfig, site *demosite.Site, base string) error {
 	spec, err := cluster.ParseJobSpec(strings.NewReader(demosite.JobYAML("demo", base)))
 	if err != nil {
 		return fmt.Errorf("demo job: %w", err)
 	}
-	fmt.Fprintf(out, "demo site at %s: %d list pages, %d unique detail pages\n", base, site.ListPages(), details)
-	st, err := runAllInOne(ctx, cfg, spec, progress)
-	if st != nil {
-		printRunSummary(out, cfg, st)
-		printDemoCheck(out, site, st)
-	}
-	return err
+	fmt.Fprintf(cmd.OutOrStdout(), "demo site at %s: %d list pages\n", base, site.ListPages())
+	return crawlHere(cmd, a, cfg, spec, func(w io.Writer, st *client.Status) { printDemoCheck(w, site, st) })
 }
 
 // printDemoCheck compares the crawl with what the site holds.
@@ -82,6 +97,6 @@ func printDemoCheck(w io.Writer, site *demosite.Site, st *client.Status) {
 	c := st.Counters
 	fmt.Fprintf(w, "expected: %d pages stored, %d gone (404) recorded as failed; got %d stored, %d failed\n",
 		want, gone, c.Stored, c.Failed)
-	fmt.Fprintf(w, "every link accounted for: discovered %d = stored %d + failed %d + duplicates %d: %v\n",
-		c.Discovered, c.Stored, c.Failed, c.Duplicates, c.Discovered == c.Stored+c.Failed+c.Duplicates)
+	fmt.Fprintf(w, "every link accounted for: discovered %d = stored %d + failed %d + skipped %d + duplicates %d: %v\n",
+		c.Discovered, c.Stored, c.Failed, c.Skipped, c.Duplicates, c.Discovered == c.Settled())
 }

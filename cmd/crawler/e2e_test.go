@@ -190,9 +190,9 @@ func checkCrawl(t *testing.T, site *demosite.Site, base string, st client.Status
 		t.Fatalf("state %q, want finished", st.State)
 	}
 	c := st.Counters
-	if c.Discovered != c.Stored+c.Failed+c.Duplicates {
-		t.Errorf("counters do not add up: discovered %d != stored %d + failed %d + duplicates %d",
-			c.Discovered, c.Stored, c.Failed, c.Duplicates)
+	if c.Discovered != c.Settled() {
+		t.Errorf("counters do not add up: discovered %d != stored %d + failed %d + skipped %d + duplicates %d",
+			c.Discovered, c.Stored, c.Failed, c.Skipped, c.Duplicates)
 	}
 	if c.Queued != 0 || c.InFlight != 0 {
 		t.Errorf("finished with %d queued and %d in flight", c.Queued, c.InFlight)
@@ -369,7 +369,7 @@ func TestCluster_Recrawl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := st.Counters; c.Discovered != c.Stored+c.Failed+c.Duplicates+c.Queued+c.InFlight {
+	if c := st.Counters; c.Discovered != c.Settled()+c.Queued+c.InFlight {
 		t.Errorf("counters do not add up across rounds: %+v", c)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/crawler-dev/crawler/client"
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/demosite"
+	"github.com/crawler-dev/crawler/master"
 )
 
 // faultSite is slow enough that a test can strike at about 40% progress:
@@ -106,7 +107,7 @@ func TestFaults_TwoMasters(t *testing.T) {
 	f.startSlaves(t, 3)
 	f.env.submit(t, f.job, f.file)
 	f.env.waitProgress(t, f.job, "15 list pages", func(c client.Counters) bool { return c.ListPages >= 15 })
-	owner := f.env.rdb.Get(context.Background(), f.env.keys.Job(f.job).Owner()).Val()
+	owner := master.OwnerName(f.env.rdb.Get(context.Background(), f.env.keys.Job(f.job).Owner()).Val())
 	victim, ok := masters[owner]
 	if !ok {
 		t.Fatalf("job owner %q is neither master", owner)
@@ -115,8 +116,10 @@ func TestFaults_TwoMasters(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.finish(t)
-	if fence := f.env.rdb.Get(context.Background(), f.env.keys.Job(f.job).Fence()).Val(); fence != "2" {
-		t.Errorf("fencing token %s, want 2 (one takeover)", fence)
+	// One takeover at least; a loaded machine may delay a renewal past the
+	// 2 s lease and make another, which the fence keeps just as safe.
+	if fence, _ := f.env.rdb.Get(context.Background(), f.env.keys.Job(f.job).Fence()).Int(); fence < 2 {
+		t.Errorf("fencing token %d, want 2 or more (a takeover)", fence)
 	}
 }
 

@@ -8,53 +8,93 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crawler-dev/crawler/master"
+	"github.com/crawler-dev/crawler/metrics"
 )
 
-func init() { subcommands = append(subcommands, newMasterCmd) }
+// masterFlags maps master.Options fields to their flags.
+var masterFlags = fieldFlags{"ID": "id", "ListConcurrency": "list-concurrency", "MaxSlaves": "max-slaves",
+	"AssignMode": "assign-mode", "MaxWeight": "max-weight", "JobLease": "job-lease", "MaxMemory": "max-memory",
+	"DedupCache": "dedup-cache"}
 
-func newMasterCmd() *cobra.Command {
-	var (
-		cf     clusterFlags
-		mongo  string
-		output string
-		opts   master.Options
-	)
+// masterConfig is what the master command's flags set.
+type masterConfig struct {
+	cf     clusterFlags
+	mongo  string
+	output string
+	http   string
+	mf     metricsFlag
+	pf     proxyFlags
+	opts   master.Options
+}
+
+func newMasterCmd(a *app) *cobra.Command {
+	c := masterConfig{opts: master.DefaultOptions()}
 	cmd := &cobra.Command{
 		Use:   "master",
 		Short: "Coordinate crawls: walk list pages breadth-first, dedup and route detail pages to slaves",
-		Args:  cobra.NoArgs,
+		Example: `  crawler master --redis redis://10.0.0.1:6379/0 --mongo mongodb://10.0.0.2:27017/crawler
+  crawler master --redis ... --mongo ... --http 127.0.0.1:8090 --metrics 127.0.0.1:9090
+  crawler master --redis ... --mongo ... --proxy-source /etc/crawler/proxies.txt
+  crawler master --id master-b --redis ... --mongo ...   # a second master, for availability`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
-			opts.MaxSlaves = cf.maxSlaves
-			if err := opts.Validate(); err != nil {
+			if err := c.cf.validate(); err != nil {
 				return err
 			}
-			return runMaster(ctx, cf, mongo, output, opts)
+			c.opts.MaxSlaves = c.cf.maxSlaves
+			if err := c.opts.Validate(); err != nil {
+				return masterFlags.name(err)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			return runMaster(ctx, a, c)
 		},
 	}
-	cf.register(cmd)
+	c.cf.register(cmd)
+	c.mf.register(cmd)
+	c.pf.register(cmd)
 	f := cmd.Flags()
-	f.StringVar(&mongo, "mongo", defaultMongo, "MongoDB URI; the path names the database")
-	f.StringVar(&output, "output", "", "write failures to this JSON Lines file instead of MongoDB")
-	f.StringVar(&opts.ID, "id", "", "name of this master in job leases (default host:pid)")
-	f.IntVar(&opts.ListConcurrency, "list-concurrency", 4, "list pages fetched at once per job")
-	f.StringVar(&opts.AssignMode, "assign-mode", "rendezvous", "second level of the assigner: rendezvous or paper")
-	f.Float64Var(&opts.MaxWeight, "max-weight", master.DefaultMaxWeight, "assigner weight scale, the same on every master: slaves of this --weight or more keep all URLs of their own slot")
-	f.DurationVar(&opts.JobLease, "job-lease", 0, "how long a job stays owned without renewal (default 10s)")
+	f.StringVar(&c.mongo, "mongo", defaultMongo, "MongoDB URI; the path names the database")
+	f.StringVar(&c.output, "output", "", "write failures to this JSON Lines file instead of MongoDB")
+	f.StringVar(&c.http, "http", "", "serve the status page and its JSON API on this address (e.g. 127.0.0.1:8090); empty: off")
+	f.StringVar(&c.opts.ID, "id", c.opts.ID, "name of this master in job leases and logs")
+	f.IntVar(&c.opts.ListConcurrency, "list-concurrency", c.opts.ListConcurrency, "most list pages fetched at once (each host's budget decides how many go to it)")
+	f.StringVar(&c.opts.AssignMode, "assign-mode", c.opts.AssignMode, "second level of the assigner: rendezvous or paper (the same on every master)")
+	f.Float64Var(&c.opts.MaxWeight, "max-weight", c.opts.MaxWeight, "assigner weight scale, the same on every master: slaves of this --weight or more keep all URLs of their own slot")
+	f.DurationVar(&c.opts.JobLease, "job-lease", c.opts.JobLease, "how long a job stays owned without renewal; another master takes over after it")
+	f.Var(byteSize{&c.opts.MaxMemory}, "max-memory", "memory for the list pages held at once is half of this (e.g. 512MiB; 0: no bound)")
+	f.Var(byteSize{&c.opts.DedupCache}, "dedup-cache", "memory per bloom-mode job for copies of its dupefilter's slices, checked here instead of in Redis (0: none)")
 	return cmd
 }
 
-func runMaster(ctx context.Context, cf clusterFlags, mongoURI, output string, opts master.Options) error {
-	rdb, st, closeAll, err := openProcess(ctx, cf, mongoURI, output)
+// runMaster runs the master, and beside it the status page, the metrics
+// server and the proxy validator when asked for.
+func runMaster(ctx context.Context, a *app, c masterConfig) error {
+	p, err := openProcess(ctx, c.cf, c.mongo, c.output)
 	if err != nil {
 		return err
 	}
-	defer closeAll()
-	m, err := master.New(opts, master.Deps{Redis: rdb, Keys: cf.keys(), Failures: st, Logger: global.logger})
+	defer p.close(a.logger)
+	reg, err := c.mf.registry()
 	if err != nil {
 		return err
 	}
-	defer m.Close()
-	return m.Run(ctx)
+	instrument(p.rdb, reg, metrics.RoleMaster, 0)
+	m, err := master.New(c.opts, master.Deps{Redis: p.rdb, Keys: c.cf.keys(), Failures: p.store, Metrics: reg, Logger: a.logger})
+	if err != nil {
+		return masterFlags.name(err)
+	}
+	page, err := statusPage(p.rdb, c.cf, c.http, a.logger)
+	if err != nil {
+		return err
+	}
+	validate, err := c.pf.validator(p.rdb, c.cf.keys(), reg, a.logger.Named("proxy"))
+	if err != nil {
+		return err
+	}
+	serveMetrics, err := c.mf.serve(ctx, reg, a.logger)
+	if err != nil {
+		return err
+	}
+	return runServices(ctx, m.Run, page, validate, serveMetrics)
 }

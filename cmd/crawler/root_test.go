@@ -30,7 +30,7 @@ func TestResolveFlags(t *testing.T) {
 	if err := fs.Parse([]string{"--concurrency", "3"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := resolveFlags(fs, cfg); err != nil {
+	if err := resolveFlags(fs, cfg, map[string]bool{"redis": true, "mongo": true, "concurrency": true, "log-format": true}); err != nil {
 		t.Fatal(err)
 	}
 	checks := []struct{ what, got, want string }{
@@ -50,14 +50,14 @@ func TestResolveFlags(t *testing.T) {
 		t.Setenv("CRAWLER_CONCURRENCY", "many")
 		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 		fs.Int("concurrency", 32, "")
-		err := resolveFlags(fs, "")
+		err := resolveFlags(fs, "", nil)
 		if err == nil || !strings.Contains(err.Error(), "CRAWLER_CONCURRENCY") {
 			t.Errorf("error %v, want one naming CRAWLER_CONCURRENCY", err)
 		}
 	})
 	t.Run("missing config file", func(t *testing.T) {
 		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-		err := resolveFlags(fs, filepath.Join(t.TempDir(), "nope.yaml"))
+		err := resolveFlags(fs, filepath.Join(t.TempDir(), "nope.yaml"), nil)
 		if err == nil || !strings.Contains(err.Error(), "config") {
 			t.Errorf("error %v, want one about the config file", err)
 		}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/signal"
+	"sort"
 	"sync"
 	"syscall"
 	"time"
@@ -18,11 +20,10 @@ import (
 	"github.com/crawler-dev/crawler/client"
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/master"
+	"github.com/crawler-dev/crawler/metrics"
 	"github.com/crawler-dev/crawler/slave"
 	"github.com/crawler-dev/crawler/store"
 )
-
-func init() { subcommands = append(subcommands, newRunCmd) }
 
 // runConfig is an all-in-one crawl: one master and some slaves in this
 // process, on an embedded Redis and a JSON Lines file unless told otherwise.
@@ -34,17 +35,21 @@ type runConfig struct {
 	concurrency int
 	timeout     time.Duration
 	prefix      string
+	quiet       bool
+	metrics     metricsFlag
 }
 
 func (c *runConfig) register(cmd *cobra.Command, defaultOutput string) {
 	f := cmd.Flags()
 	f.StringVar(&c.redis, "redis", "", "Redis URL (default: an embedded in-process Redis)")
 	f.StringVar(&c.mongo, "mongo", "", "MongoDB URI (default: write items to --output)")
-	f.StringVarP(&c.output, "output", "o", defaultOutput, "JSON Lines file for items when --mongo is not given")
+	f.StringVarP(&c.output, "output", "o", defaultOutput, "items file when --mongo is not given: .jsonl, .json or .csv (appended to), or - for stdout")
 	f.IntVar(&c.slaves, "slaves", 3, "slaves to run in this process")
 	f.IntVar(&c.concurrency, "concurrency", 16, "pages each slave fetches at once")
 	f.DurationVar(&c.timeout, "timeout", 0, "give up after this long (0: no limit)")
 	f.StringVar(&c.prefix, "prefix", cluster.DefaultPrefix, "prefix of every Redis key")
+	f.BoolVarP(&c.quiet, "quiet", "q", false, "show no progress, only the final summary")
+	c.metrics.register(cmd)
 }
 
 func (c *runConfig) validate() error {
@@ -59,7 +64,7 @@ func (c *runConfig) validate() error {
 	return nil
 }
 
-func newRunCmd() *cobra.Command {
+func newRunCmd(a *app) *cobra.Command {
 	var (
 		cfg     runConfig
 		jobFile string
@@ -67,22 +72,20 @@ func newRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Crawl one job on this machine: master and slaves in one process, no servers needed",
-		Args:  cobra.NoArgs,
+		Example: `  crawler run --job news.yaml -o news.jsonl
+  crawler run --job news.yaml -o news.csv --slaves 4 --concurrency 32
+  crawler run --job news.yaml -o - | jq .fields.title          # items on stdout
+  crawler run --job news.yaml --redis redis://127.0.0.1:6379/0   # a real Redis: resumable after Ctrl-C`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := cfg.validate(); err != nil {
+				return err
+			}
 			spec, err := readJobFile(jobFile)
 			if err != nil {
 				return err
 			}
-			if err := cfg.validate(); err != nil {
-				return err
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
-			st, err := runAllInOne(ctx, cfg, spec, cmd.ErrOrStderr())
-			if st != nil {
-				printRunSummary(cmd.OutOrStdout(), cfg, st)
-			}
-			return err
+			return crawlHere(cmd, a, cfg, spec, nil)
 		},
 	}
 	cmd.Flags().StringVar(&jobFile, "job", "", "job file (YAML)")
@@ -90,14 +93,62 @@ func newRunCmd() *cobra.Command {
 	return cmd
 }
 
-// itemStore is what the master and the slaves write to.
-type itemStore interface {
-	slave.ItemStore
-	master.FailureRecorder
+// crawlHere crawls spec to the end in this process, showing its progress
+// on stderr, and prints the summary. check, when not nil, adds to the
+// summary (the demo compares the crawl with its site).
+func crawlHere(cmd *cobra.Command, a *app, cfg runConfig, spec *cluster.JobSpec, check func(io.Writer, *client.Status)) error {
+	con := newConsole(os.Stderr, cfg.quiet)
+	logger, err := newLoggerTo(a.logLevel, a.logFormat, con)
+	if err != nil {
+		return err
+	}
+	a.useLogger(logger)
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	interrupted := context.AfterFunc(ctx, func() {
+		stop() // a second Ctrl-C quits at once
+		if cmd.Context().Err() == nil {
+			a.logger.Warn("interrupted: finishing the pages in progress; press Ctrl-C again to quit at once")
+		}
+	})
+	defer interrupted()
+	reg, err := metrics.New(metrics.DefaultOptions())
+	if err != nil {
+		return err
+	}
+	started := time.Now()
+	st, err := runAllInOne(ctx, a, cfg, spec, reg, con)
+	con.done()
+	if st != nil {
+		printRunSummary(cmd.OutOrStdout(), cfg, st, reg, time.Since(started))
+		if check != nil {
+			check(cmd.OutOrStdout(), st)
+		}
+	}
+	return runOutcome(ctx, cfg, spec, st, err)
+}
+
+// runOutcome is the command's verdict: an interruption says so and how to
+// go on; a job in which nothing could be fetched is a failure, with its
+// reasons.
+func runOutcome(ctx context.Context, cfg runConfig, spec *cluster.JobSpec, st *client.Status, err error) error {
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		if cfg.redis == "" {
+			return errors.New("interrupted before the job finished; what was stored is in the output (the embedded Redis is gone: run again to crawl anew, or use --redis to resume)")
+		}
+		return fmt.Errorf("interrupted before the job finished; run again with the same --redis to resume job %s", spec.Name)
+	}
+	if err != nil {
+		return err
+	}
+	if c := st.Counters; c.Stored == 0 && c.ListPages == 0 {
+		return fmt.Errorf("nothing could be fetched: %s", failureReasons(cfg, spec.Name))
+	}
+	return nil
 }
 
 // runAllInOne submits spec and crawls it to the end in this process.
-func runAllInOne(ctx context.Context, cfg runConfig, spec *cluster.JobSpec, progress io.Writer) (*client.Status, error) {
+func runAllInOne(ctx context.Context, a *app, cfg runConfig, spec *cluster.JobSpec, reg *metrics.Registry, con *console) (*client.Status, error) {
 	if cfg.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, cfg.timeout)
@@ -108,14 +159,21 @@ func runAllInOne(ctx context.Context, cfg runConfig, spec *cluster.JobSpec, prog
 		return nil, err
 	}
 	defer closeRedis()
-	st, closeStore, err := runStore(ctx, cfg)
+	st, closeStore, err := runStore(ctx, a, cfg, spec)
 	if err != nil {
 		return nil, err
 	}
 	defer closeStore()
+	serveMetrics, err := cfg.metrics.serve(ctx, reg, a.logger)
+	if err != nil {
+		return nil, err
+	}
+	if serveMetrics != nil {
+		go func() { _ = serveMetrics(ctx) }()
+	}
 
 	keys := cluster.Keys{Prefix: cfg.prefix}
-	stopCluster, err := startCluster(ctx, cfg, rdb, keys, st)
+	stopCluster, err := startCluster(ctx, a, cfg, rdb, keys, st, reg)
 	if err != nil {
 		return nil, err
 	}
@@ -128,9 +186,7 @@ func runAllInOne(ctx context.Context, cfg runConfig, spec *cluster.JobSpec, prog
 	if err := client.Submit(ctx, rdb, keys, spec); err != nil {
 		return nil, err
 	}
-	line := &progressLine{w: progress}
-	status, err := client.Wait(ctx, rdb, keys, spec.Name, cluster.DefaultMaxSlaves, 250*time.Millisecond, line.show)
-	line.done()
+	status, err := client.Wait(ctx, rdb, keys, spec.Name, cluster.DefaultMaxSlaves, 250*time.Millisecond, con.show)
 	if err != nil {
 		return status, fmt.Errorf("crawl %s: %w", spec.Name, err)
 	}
@@ -150,12 +206,47 @@ func runRedis(ctx context.Context, url string) (redis.UniversalClient, func(), e
 	if err := mr.StartAddr("127.0.0.1:0"); err != nil {
 		return nil, nil, fmt.Errorf("start embedded redis: %w", err)
 	}
+	stopClock := expireKeys(mr)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	return rdb, func() { rdb.Close(); mr.Close() }, nil
+	return rdb, func() { rdb.Close(); stopClock(); mr.Close() }, nil
+}
+
+// expireKeys makes the embedded Redis expire keys as time passes:
+// miniredis counts a key's TTL down only when told (FastForward), and
+// leases, bans and dupefilter slices rely on expiry.
+func expireKeys(mr *miniredis.Miniredis) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		last := time.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-t.C:
+				mr.FastForward(now.Sub(last))
+				last = now
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+// fieldNames are the job's field names, sorted: the CSV columns.
+func fieldNames(spec *cluster.JobSpec) []string {
+	names := make([]string, 0, len(spec.Fields))
+	for n := range spec.Fields {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // runStore opens MongoDB when configured, else the JSON Lines file.
-func runStore(ctx context.Context, cfg runConfig) (itemStore, func(), error) {
+func runStore(ctx context.Context, a *app, cfg runConfig, spec *cluster.JobSpec) (itemStore, func(), error) {
 	if cfg.mongo != "" {
 		m, err := openMongo(ctx, cfg.mongo)
 		if err != nil {
@@ -163,30 +254,32 @@ func runStore(ctx context.Context, cfg runConfig) (itemStore, func(), error) {
 		}
 		return m, func() { _ = m.Close(context.Background()) }, nil
 	}
-	j, err := store.OpenJSONL(cfg.output)
+	j, err := store.OpenFile(cfg.output, fieldNames(spec))
 	if err != nil {
 		return nil, nil, fmt.Errorf("-o: %w", err)
 	}
 	return j, func() {
 		if err := j.Close(); err != nil {
-			global.logger.Error("close items file", zap.Error(err))
+			a.logger.Error("close items file", zap.Error(err))
 		}
 	}, nil
 }
 
 // startCluster runs a master and cfg.slaves slaves as goroutines; the
 // returned function stops them and waits.
-func startCluster(ctx context.Context, cfg runConfig, rdb redis.UniversalClient, keys cluster.Keys, st itemStore) (func(), error) {
-	log := global.logger
-	m, err := master.New(master.Options{Tick: 250 * time.Millisecond},
-		master.Deps{Redis: rdb, Keys: keys, Failures: st, Logger: log})
+func startCluster(ctx context.Context, a *app, cfg runConfig, rdb redis.UniversalClient, keys cluster.Keys, st itemStore, reg *metrics.Registry) (func(), error) {
+	log := a.logger
+	mopts := master.DefaultOptions()
+	mopts.Tick, mopts.EmbeddedRedis = 250*time.Millisecond, cfg.redis == ""
+	m, err := master.New(mopts, master.Deps{Redis: rdb, Keys: keys, Failures: st, Metrics: reg, Logger: log})
 	if err != nil {
 		return nil, err
 	}
 	runners := []func(context.Context) error{m.Run}
 	for i := 0; i < cfg.slaves; i++ {
-		s, err := slave.New(slave.Options{ID: i, Concurrency: cfg.concurrency, Poll: 50 * time.Millisecond},
-			slave.Deps{Redis: rdb, Keys: keys, Store: batched(st, cfg.concurrency), Logger: log})
+		sopts := slave.DefaultOptions()
+		sopts.ID, sopts.Concurrency, sopts.Poll = i, cfg.concurrency, 50*time.Millisecond
+		s, err := slave.New(sopts, slave.Deps{Redis: rdb, Keys: keys, Store: st, Metrics: reg, Logger: log})
 		if err != nil {
 			return nil, err
 		}
@@ -204,39 +297,4 @@ func startCluster(ctx context.Context, cfg runConfig, rdb redis.UniversalClient,
 		}()
 	}
 	return func() { cancel(); wg.Wait() }, nil
-}
-
-// progressLine keeps one status line up to date on a terminal.
-type progressLine struct {
-	w    io.Writer
-	last time.Time
-	any  bool
-}
-
-func (p *progressLine) show(st *client.Status) {
-	if p.w == nil || time.Since(p.last) < 500*time.Millisecond {
-		return
-	}
-	p.last = time.Now()
-	c := st.Counters
-	fmt.Fprintf(p.w, "\r%s round %d: list pages %d, discovered %d, stored %d, failed %d, duplicates %d, queued %d, in flight %d   ",
-		st.State, st.Round, c.ListPages, c.Discovered, c.Stored, c.Failed, c.Duplicates, c.Queued, c.InFlight)
-	p.any = true
-}
-
-func (p *progressLine) done() {
-	if p.any {
-		fmt.Fprintln(p.w)
-	}
-}
-
-func printRunSummary(w io.Writer, cfg runConfig, st *client.Status) {
-	printStatus(w, st, false)
-	if cfg.mongo == "" {
-		fmt.Fprintf(w, "items: %s", cfg.output)
-		if st.Counters.Failed+st.Counters.ListFailed > 0 {
-			fmt.Fprintf(w, "  failures: %s", store.FailuresPath(cfg.output))
-		}
-		fmt.Fprintln(w)
-	}
 }

@@ -97,7 +97,8 @@ func TestRun_BadInput(t *testing.T) {
 // TestDemo runs `crawler demo` as the README's first command does.
 func TestDemo(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "demo.jsonl")
-	stdout, stderr, err := crawler(t, 3*time.Minute, "demo", "--details", "120", "-o", out, "--log-level", "warn")
+	// info-level logs, so that a failure shows how far the master got
+	stdout, stderr, err := crawler(t, 3*time.Minute, "demo", "--details", "120", "-o", out, "--log-level", "info")
 	if err != nil {
 		t.Fatalf("crawler demo: %v\nstdout %s\nstderr %s", err, stdout, tail(stderr, 4000))
 	}

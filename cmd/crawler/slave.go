@@ -4,61 +4,85 @@ import (
 	"context"
 	"errors"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/crawler-dev/crawler/metrics"
 	"github.com/crawler-dev/crawler/slave"
 )
 
-func init() { subcommands = append(subcommands, newSlaveCmd) }
+// slaveFlags maps slave.Options fields to their flags.
+var slaveFlags = fieldFlags{"ID": "id", "Concurrency": "concurrency", "Weight": "weight", "MaxSlaves": "max-slaves",
+	"TaskLease": "task-lease", "MaxMemory": "max-memory"}
 
-func newSlaveCmd() *cobra.Command {
+func newSlaveCmd(a *app) *cobra.Command {
 	var (
 		cf     clusterFlags
+		mf     metricsFlag
 		mongo  string
 		output string
-		opts   slave.Options
+		opts   = slave.DefaultOptions()
 	)
 	cmd := &cobra.Command{
 		Use:   "slave",
 		Short: "Fetch the detail pages routed to this slave's ID and store items",
-		Args:  cobra.NoArgs,
+		Example: `  crawler slave --id 0 --redis redis://10.0.0.1:6379/0 --mongo mongodb://10.0.0.2:27017/crawler
+  crawler slave --id 1 --concurrency 64 --redis ... --mongo ...     # a bigger host gets a bigger share
+  crawler slave --id 2 --output items-2.jsonl --redis ...           # items to a file instead of MongoDB`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// Set from a flag, CRAWLER_ID or the config file, it is Changed.
 			if !cmd.Flags().Changed("id") {
 				return errors.New("--id: required (0 <= id < --max-slaves)")
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
-			opts.MaxSlaves = cf.maxSlaves
-			if err := opts.Validate(); err != nil {
+			if err := cf.validate(); err != nil {
 				return err
 			}
-			return runSlave(ctx, cf, mongo, output, opts)
+			opts.MaxSlaves = cf.maxSlaves
+			if err := opts.Validate(); err != nil {
+				return slaveFlags.name(err)
+			}
+			if opts.MaxMemory > 0 {
+				debug.SetMemoryLimit(opts.MaxMemory) // the collector works harder before the process goes over
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			return runSlave(ctx, a, cf, mf, mongo, output, opts)
 		},
 	}
 	cf.register(cmd)
+	mf.register(cmd)
 	f := cmd.Flags()
 	f.StringVar(&mongo, "mongo", defaultMongo, "MongoDB URI; the path names the database")
-	f.StringVar(&output, "output", "", "write items and failures to this JSON Lines file instead of MongoDB")
+	f.StringVar(&output, "output", "", "write items and failures to this JSON Lines file instead of MongoDB (appended to when it exists)")
 	f.IntVar(&opts.ID, "id", -1, "this slave's stable ID, 0 <= id < --max-slaves (required)")
-	f.IntVar(&opts.Concurrency, "concurrency", 32, "pages fetched at once")
-	f.Float64Var(&opts.Weight, "weight", 0, "capacity relative to other slaves (default: --concurrency)")
-	f.DurationVar(&opts.TaskLease, "task-lease", 0, "how long a task may be held before it is handed out again (default 1m)")
+	f.IntVar(&opts.Concurrency, "concurrency", opts.Concurrency, "pages fetched at once, 1..10000")
+	f.Float64Var(&opts.Weight, "weight", opts.Weight, "capacity relative to other slaves (0: --concurrency)")
+	f.DurationVar(&opts.TaskLease, "task-lease", opts.TaskLease, "how long a task may be held without renewal before it is handed out again")
+	f.Var(byteSize{&opts.MaxMemory}, "max-memory", "memory the slave stays within (e.g. 512MiB, 2GiB; 0: no bound): half of it bounds the pages held at once")
 	return cmd
 }
 
-func runSlave(ctx context.Context, cf clusterFlags, mongoURI, output string, opts slave.Options) error {
-	rdb, st, closeAll, err := openProcess(ctx, cf, mongoURI, output)
+func runSlave(ctx context.Context, a *app, cf clusterFlags, mf metricsFlag, mongoURI, output string, opts slave.Options) error {
+	p, err := openProcess(ctx, cf, mongoURI, output)
 	if err != nil {
 		return err
 	}
-	defer closeAll()
-	s, err := slave.New(opts, slave.Deps{Redis: rdb, Keys: cf.keys(), Store: batched(st, opts.Concurrency), Logger: global.logger})
+	defer p.close(a.logger)
+	reg, err := mf.registry()
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	return s.Run(ctx)
+	instrument(p.rdb, reg, metrics.RoleSlave, opts.ID)
+	s, err := slave.New(opts, slave.Deps{Redis: p.rdb, Keys: cf.keys(), Store: p.store, Metrics: reg, Logger: a.logger})
+	if err != nil {
+		return slaveFlags.name(err)
+	}
+	serveMetrics, err := mf.serve(ctx, reg, a.logger)
+	if err != nil {
+		return err
+	}
+	return runServices(ctx, s.Run, serveMetrics)
 }

@@ -2,7 +2,7 @@
 -- scored by expiry (unix ms). Mode args: now (ms, < 0 = server TIME),
 -- window (ms), sweep limit, packed members (16 bytes each).
 local function exact_ctx()
-  return {key = KEYS[1], now = now_ms(ARGV[4]), win = tonumber(ARGV[5]),
+  return {key = KEYS[1], now = clock_ms(ARGV[4]), win = tonumber(ARGV[5]),
     limit = tonumber(ARGV[6]), packed = ARGV[7]}
 end
 

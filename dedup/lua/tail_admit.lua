@@ -2,9 +2,12 @@
 -- record the once-guard, all in this one script.
 -- Tail keys after the mode keys: Stats (if any), OnceKey (if any), then the
 -- distinct queue keys. Tail args: NewField, DupField, OnceMember, hasStats,
--- hasOnce, then per candidate: queue index (0 = none, else 1-based among
--- the queue keys), payload, counter field ('' = none).
+-- hasOnce, the duplicates the caller found in its own copies of the slices
+-- (not passed as candidates), then per candidate passed: queue index (0 =
+-- none, else 1-based among the queue keys), payload, counter field ('' =
+-- none).
 local newField, dupField, onceMember = ARGV[tail], ARGV[tail + 1], ARGV[tail + 2]
+local resolved = tonumber(ARGV[tail + 5])
 local kpos = nmk + 1
 local statsKey, onceKey
 if ARGV[tail + 3] == '1' then
@@ -13,14 +16,17 @@ end
 if ARGV[tail + 4] == '1' then
   onceKey, kpos = KEYS[kpos], kpos + 1
   if redis.call('SISMEMBER', onceKey, onceMember) == 1 then
-    return {1, ''}
+    return {1, '', -1}
   end
 end
 
-local isNew = check_insert()
-local queued, nnew = {}, 0
+local isNew, err = check_insert()
+if err then
+  return err
+end
+local queued, counts, nnew = {}, {}, 0
 for i = 1, nfp do
-  local a = tail + 5 + (i - 1) * 3
+  local a = tail + 6 + (i - 1) * 3
   if isNew[i] then
     nnew = nnew + 1
     local q = tonumber(ARGV[a])
@@ -28,9 +34,16 @@ for i = 1, nfp do
       queued[q] = queued[q] or {}
       table.insert(queued[q], ARGV[a + 1])
     end
-    if statsKey and ARGV[a + 2] ~= '' then
-      redis.call('HINCRBY', statsKey, ARGV[a + 2], 1)
+    local field = ARGV[a + 2]
+    if field ~= '' then
+      counts[field] = (counts[field] or 0) + 1
     end
+  end
+end
+-- one HINCRBY per counter field, not one per candidate
+if statsKey then
+  for field, n in pairs(counts) do
+    redis.call('HINCRBY', statsKey, field, n)
   end
 end
 
@@ -39,13 +52,14 @@ for q, payloads in pairs(queued) do
     redis.call('RPUSH', KEYS[kpos + q - 1], unpack(payloads, i, math.min(i + 999, #payloads)))
   end
 end
+local ndup = nfp - nnew + resolved
 if statsKey and newField ~= '' and nnew > 0 then
   redis.call('HINCRBY', statsKey, newField, nnew)
 end
-if statsKey and dupField ~= '' and nfp - nnew > 0 then
-  redis.call('HINCRBY', statsKey, dupField, nfp - nnew)
+if statsKey and dupField ~= '' and ndup > 0 then
+  redis.call('HINCRBY', statsKey, dupField, ndup)
 end
 if onceKey then
   redis.call('SADD', onceKey, onceMember)
 end
-return {0, flags(isNew, nfp)}
+return {0, flags(isNew, nfp), granule}

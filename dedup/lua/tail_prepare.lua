@@ -1,2 +1,7 @@
--- Prepare: create the keys of the coming granule ahead of time.
-return prepare()
+-- Prepare: create the keys of the current and the coming granule ahead of
+-- time.
+local n, err = prepare()
+if err then
+  return err
+end
+return n

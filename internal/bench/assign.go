@@ -8,7 +8,6 @@ import (
 	"io"
 	"slices"
 	"strconv"
-	"text/tabwriter"
 	"time"
 
 	"github.com/crawler-dev/crawler/assign"
@@ -185,21 +184,33 @@ func idRange(lo, hi int) []int {
 	return ids
 }
 
-// WriteAssign prints the report as one table.
-func WriteAssign(w io.Writer, r AssignReport) error {
+// Args are the `crawler bench assign` flags that reproduce o.
+func (o AssignOptions) Args() []string {
+	o.defaults()
+	return []string{"--slots", strconv.Itoa(o.Slots), "--slaves", strconv.Itoa(o.Slaves), "--keys", strconv.Itoa(o.Keys)}
+}
+
+// WriteAssign prints the report's table in format f.
+func WriteAssign(w io.Writer, f Format, r AssignReport) error {
+	return WriteTables(w, f, AssignTable(r))
+}
+
+// AssignTable is the assigner comparison as a table.
+func AssignTable(r AssignReport) Table {
 	o := r.Options
-	fmt.Fprintf(w, "assign: a=%d slots, n=%d slaves (ids 0-%d), %d keys (SHA1 URL fingerprints); join = slave %d\n",
-		o.Slots, o.Slaves, o.Slaves-1, o.Keys, o.Slaves)
-	fmt.Fprintf(w, "ideal share moved: leave %.2f%% (1/n), join %.2f%% (1/(n+1))\n\n", 100*r.IdealLeave, 100*r.IdealJoin)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "scheme\troutes/s\tmax/mean\tmoved on leave\tmoved on join\tnote")
-	for _, res := range r.Results {
-		fmt.Fprintf(tw, "%s\t%.2fM\t%.4f\t%.2f%% (%.2fx)\t%.2f%% (%.2fx)\t%s\n",
-			res.Scheme, res.RoutesPerSec/1e6, res.Balance,
-			100*res.MovedOnLeave, res.MovedOnLeave/r.IdealLeave,
-			100*res.MovedOnJoin, res.MovedOnJoin/r.IdealJoin, res.Note)
+	t := Table{
+		Caption: fmt.Sprintf("Assigner: a=%d slots, n=%d slaves (ids 0-%d), %d keys (SHA1 URL fingerprints); join = slave %d. "+
+			"Ideal share moved: leave %.2f%% (1/n), join %.2f%% (1/(n+1)).",
+			o.Slots, o.Slaves, o.Slaves-1, o.Keys, o.Slaves, 100*r.IdealLeave, 100*r.IdealJoin),
+		Header: []string{"scheme", "routes/s", "max/mean", "moved on leave", "moved on join", "note"},
+		Notes:  []string{"routes/s: one goroutine; max/mean: the most loaded slave's keys over the mean."},
 	}
-	return tw.Flush()
+	for _, res := range r.Results {
+		t.AddRow(res.Scheme, fmt.Sprintf("%.2fM", res.RoutesPerSec/1e6), fmt.Sprintf("%.4f", res.Balance),
+			fmt.Sprintf("%.2f%% (%.2fx)", 100*res.MovedOnLeave, res.MovedOnLeave/r.IdealLeave),
+			fmt.Sprintf("%.2f%% (%.2fx)", 100*res.MovedOnJoin, res.MovedOnJoin/r.IdealJoin), res.Note)
+	}
+	return t
 }
 
 // keyUint64 is the first 8 bytes of a fingerprint, for the schemes that

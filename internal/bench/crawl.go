@@ -1,19 +1,13 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -23,64 +17,164 @@ import (
 	"github.com/crawler-dev/crawler/internal/demosite"
 )
 
+// Seed modes of the crawl benchmark.
+const (
+	// SeedsAll seeds every list page of every host, so the master's
+	// breadth-first walk of list pages is not what limits the crawl.
+	SeedsAll = "all"
+	// SeedsFirst seeds each host's first list page: the master walks each
+	// host's list pages one after another, as on a real site.
+	SeedsFirst = "first"
+)
+
 // CrawlOptions configures the crawl benchmark.
 type CrawlOptions struct {
 	// Binary is the crawler executable to start as master and slaves.
 	Binary string
 	// RedisURL is the Redis the cluster meets in.
 	RedisURL string
-	// Details is the number of detail pages on the loopback site.
+	// Details is the number of detail pages on the loopback site, used
+	// when DetailsPerSlave is 0.
 	Details int
-	// Slaves lists the cluster sizes to measure, e.g. 1 and 3.
+	// DetailsPerSlave, when set, sizes the site to this many detail pages
+	// per slave, so each cluster size crawls for about as long.
+	DetailsPerSlave int
+	// Slaves lists the cluster sizes to measure, e.g. 1, 2, 4 and 8.
 	Slaves []int
 	// Concurrency is each slave's --concurrency.
 	Concurrency int
+	// Hosts is the number of loopback hosts the site is spread over.
+	Hosts int
+	// Latency is added to every response of the site.
+	Latency time.Duration
+	// PageBytes pads every detail page to this size (0: about 2 KB).
+	PageBytes int
+	// Seeds is SeedsAll or SeedsFirst.
+	Seeds string
+	// Tap counts each process's commands and round trips on the wire, with
+	// a loopback proxy in front of Redis.
+	Tap bool
 	// Timeout bounds one crawl.
 	Timeout time.Duration
 	// MongoURI, when set, makes the processes store to MongoDB instead of
 	// JSON Lines files.
 	MongoURI string
+
+	// scripts names the scripts seen on the wire, kept across the runs
+	// of one Redis: a script is sent in full only the first time.
+	scripts *scriptNames
 }
 
-// Validate reports the first bad option, naming its flag.
+// DefaultCrawlOptions are the crawl benchmark's defaults.
+func DefaultCrawlOptions() CrawlOptions {
+	return CrawlOptions{RedisURL: "redis://127.0.0.1:6379/0", Details: 5000, Slaves: []int{1, 3},
+		Concurrency: 32, Hosts: 1, Seeds: SeedsAll, Tap: true, Timeout: 10 * time.Minute}
+}
+
+// Validate reports the first bad option, by field.
 func (o CrawlOptions) Validate() error {
 	switch {
 	case o.Binary == "":
 		return errors.New("bench crawl: no crawler binary")
-	case o.Details < 1:
-		return fmt.Errorf("--details: %d must be at least 1", o.Details)
+	case o.Details < 1 && o.DetailsPerSlave < 1:
+		return cluster.Invalid("Details", o.Details, "must be at least 1")
+	case o.DetailsPerSlave < 0:
+		return cluster.Invalid("DetailsPerSlave", o.DetailsPerSlave, "must not be negative")
 	case len(o.Slaves) == 0:
-		return errors.New("--slaves: at least one cluster size is required")
-	case o.Concurrency < 1:
-		return fmt.Errorf("--concurrency: %d must be at least 1", o.Concurrency)
+		return cluster.Invalid("Slaves", o.Slaves, "must name at least one cluster size")
+	case o.Concurrency < 1 || o.Concurrency > 10_000:
+		return cluster.Invalid("Concurrency", o.Concurrency, "is outside 1..10000")
+	case o.Hosts < 1 || o.Hosts > MaxHosts:
+		return cluster.Invalid("Hosts", o.Hosts, "is outside 1..%d", MaxHosts)
+	case o.Latency < 0 || o.Latency > time.Minute:
+		return cluster.Invalid("Latency", o.Latency, "is outside 0..1m")
+	case o.PageBytes < 0 || o.PageBytes > 64<<20:
+		return cluster.Invalid("PageBytes", o.PageBytes, "is outside 0..64 MiB")
+	case o.Seeds != SeedsAll && o.Seeds != SeedsFirst:
+		return cluster.Invalid("Seeds", o.Seeds, "is not all or first")
+	case o.Timeout <= 0:
+		return cluster.Invalid("Timeout", o.Timeout, "must be positive")
 	}
 	for _, n := range o.Slaves {
 		if n < 1 || n > cluster.DefaultMaxSlaves {
-			return fmt.Errorf("--slaves: %d is outside 1..%d", n, cluster.DefaultMaxSlaves)
+			return cluster.Invalid("Slaves", n, "is outside 1..%d", cluster.DefaultMaxSlaves)
 		}
 	}
 	return nil
 }
 
-// CrawlResult is one measured crawl.
-type CrawlResult struct {
-	Slaves     int
-	Pages      int64         // detail pages stored
-	ListPages  int64         // list pages fetched
-	Wall       time.Duration // from submit to finished
-	MasterCPU  time.Duration // user+system CPU of the master process
-	SlavesCPU  time.Duration // user+system CPU of all slave processes
-	SiteServed int           // requests the site answered
+// details is the size of the site for a cluster of n slaves.
+func (o CrawlOptions) details(n int) int {
+	if o.DetailsPerSlave > 0 {
+		return o.DetailsPerSlave * n
+	}
+	return o.Details
 }
 
-// PagesPerSecond is the crawl's throughput.
+// Args are the `crawler bench crawl` flags that reproduce o (Redis aside).
+func (o CrawlOptions) Args() []string {
+	sizes := make([]string, len(o.Slaves))
+	for i, n := range o.Slaves {
+		sizes[i] = strconv.Itoa(n)
+	}
+	args := []string{"--slaves", strings.Join(sizes, ","), "--concurrency", strconv.Itoa(o.Concurrency),
+		"--hosts", strconv.Itoa(o.Hosts), "--latency", o.Latency.String(), "--seeds", o.Seeds}
+	if o.DetailsPerSlave > 0 {
+		args = append(args, "--details-per-slave", strconv.Itoa(o.DetailsPerSlave))
+	} else {
+		args = append(args, "--details", strconv.Itoa(o.Details))
+	}
+	if o.PageBytes > 0 {
+		args = append(args, "--page-bytes", strconv.Itoa(o.PageBytes))
+	}
+	if !o.Tap {
+		args = append(args, "--tap=false")
+	}
+	return args
+}
+
+// CrawlResult is one measured crawl. CPU times, Redis's statistics and
+// tap counts cover the job: from just before it is submitted until it is
+// seen finished.
+type CrawlResult struct {
+	Slaves    int
+	Details   int           // detail pages on the site
+	Pages     int64         // detail pages stored
+	ListPages int64         // list pages fetched
+	Wall      time.Duration // from submit to finished
+	// SteadyRate is the pages stored per second between 10% and 90% of
+	// the pages stored, free of the start and the tail.
+	SteadyRate float64
+	MasterCPU  time.Duration // user+system CPU of the master process
+	SlavesCPU  time.Duration // user+system CPU of all slave processes
+	BenchCPU   time.Duration // this process: the site, the taps, the polls
+	// Redis is what Redis did, the benchmark's own commands taken out.
+	Redis RedisStats
+	// Tapped says whether MasterTap and SlavesTap were counted.
+	Tapped               bool
+	MasterTap, SlavesTap TapCounts
+	// MasterPeakRSS and SlavePeakRSS are the peak resident sets (VmHWM)
+	// of the master and of the largest slave, in bytes.
+	MasterPeakRSS, SlavePeakRSS int64
+}
+
+// PagesPerSecond is the crawl's throughput over the whole job.
 func (r CrawlResult) PagesPerSecond() float64 { return float64(r.Pages) / r.Wall.Seconds() }
 
+// PerPage divides a total by the pages stored.
+func (r CrawlResult) PerPage(total float64) float64 { return total / float64(max(r.Pages, 1)) }
+
+// CrawlerCPU is the master's and slaves' CPU time together.
+func (r CrawlResult) CrawlerCPU() time.Duration { return r.MasterCPU + r.SlavesCPU }
+
 // Crawl crawls a loopback demo site once per cluster size with real master
-// and slave processes, and measures throughput and CPU time per page.
+// and slave processes, and measures throughput and the cost per page.
 func Crawl(ctx context.Context, opts CrawlOptions) ([]CrawlResult, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
+	}
+	if opts.scripts == nil {
+		opts.scripts = newScriptNames()
 	}
 	var out []CrawlResult
 	for _, n := range opts.Slaves {
@@ -93,160 +187,207 @@ func Crawl(ctx context.Context, opts CrawlOptions) ([]CrawlResult, error) {
 	return out, nil
 }
 
-// crawlRun is one benchmark crawl's cluster.
-type crawlRun struct {
-	opts   CrawlOptions
-	prefix string
-	dir    string
-	procs  []*exec.Cmd
-}
+// settle is how long a started cluster runs before a measurement, so that
+// starting (loading scripts, registering) is not counted.
+const settle = time.Second
 
-func crawlOnce(ctx context.Context, opts CrawlOptions, slaves int) (CrawlResult, error) {
+func crawlOnce(ctx context.Context, opts CrawlOptions, slaves int) (res CrawlResult, err error) {
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	ropts, err := redis.ParseURL(opts.RedisURL)
+	meter, err := newRedisMeter(opts.RedisURL, opts.scripts)
 	if err != nil {
-		return CrawlResult{}, fmt.Errorf("--redis: %w", err)
+		return res, err
+	}
+	defer meter.rdb.Close()
+	details := opts.details(slaves)
+	sites, err := serveHosts(opts.Hosts, demosite.Options{Details: details, GoneEvery: -1, FlakyEvery: -1,
+		Delay: opts.Latency, PageBytes: opts.PageBytes})
+	if err != nil {
+		return res, err
+	}
+	defer sites.Close()
+	cl, err := startCluster(ctx, meter.rdb, opts, slaves)
+	if cl != nil {
+		defer func() {
+			err = errors.Join(err, cl.stop())
+			deletePrefix(context.WithoutCancel(ctx), meter.rdb, cl.prefix)
+		}()
+	}
+	if err != nil {
+		return res, err
+	}
+	job := demosite.Job{Name: "bench", Seeds: sites.seeds(opts.Seeds == SeedsAll), AllowedDomains: sites.hosts,
+		PerHostRPS: cluster.MaxPerHostRPS, PerHostConcurrency: cluster.MaxPerHostInFlight,
+		Capacity: max(100_000, 2*int64(details))}
+	res, err = measureCrawl(ctx, meter, cl, job)
+	res.Slaves, res.Details = slaves, details
+	return res, err
+}
+
+// newRedisMeter connects the benchmark's own client, whose commands are
+// counted to be taken out of Redis's totals.
+func newRedisMeter(redisURL string, scripts *scriptNames) (redisMeter, error) {
+	ropts, err := redis.ParseURL(redisURL)
+	if err != nil {
+		return redisMeter{}, cluster.Invalid("RedisURL", "(not shown)", "is not a redis:// URL of one server: %v", err)
 	}
 	rdb := redis.NewClient(ropts)
-	defer rdb.Close()
-	dir, err := os.MkdirTemp("", "crawler-bench")
-	if err != nil {
-		return CrawlResult{}, err
-	}
-	defer os.RemoveAll(dir)
-	run := &crawlRun{opts: opts, prefix: "bench-crawl-" + strconv.FormatInt(time.Now().UnixNano(), 36), dir: dir}
-	defer deletePrefix(context.Background(), rdb, run.prefix)
-	defer run.stop()
+	own := newOwnCommands(cmp.Or(scripts, newScriptNames()))
+	rdb.AddHook(own)
+	return redisMeter{rdb: rdb, own: own}, nil
+}
 
-	site := demosite.New(demosite.Options{Details: opts.Details, GoneEvery: -1, FlakyEvery: -1})
-	base, closeSite, err := serve(site)
+// startCluster starts a master and n slaves and waits until the slaves are
+// live and the cluster has settled. It returns the cluster, to be
+// stopped, even when starting fails.
+func startCluster(ctx context.Context, rdb redis.UniversalClient, opts CrawlOptions, slaves int) (*crawlCluster, error) {
+	cl, err := newCrawlCluster(opts.Binary, opts.RedisURL, opts.MongoURI, opts.Tap, opts.scripts)
+	if err != nil {
+		return nil, err
+	}
+	if err := cl.startMaster(); err != nil {
+		return cl, err
+	}
+	if err := cl.startSlaves(slaves, opts.Concurrency); err != nil {
+		return cl, err
+	}
+	if err := cl.waitSlaves(ctx, rdb, slaves); err != nil {
+		return cl, err
+	}
+	return cl, sleepCtx(ctx, settle)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+// jobReading is one reading of everything the crawl benchmark measures.
+type jobReading struct {
+	redis meterReading
+	procs clusterSample
+	bench time.Duration
+}
+
+func readJob(ctx context.Context, meter redisMeter, cl *crawlCluster) (jobReading, error) {
+	r, err := meter.read(ctx)
+	if err != nil {
+		return jobReading{}, err
+	}
+	procs, err := cl.sample()
+	if err != nil {
+		return jobReading{}, err
+	}
+	self, err := procCPU(os.Getpid())
+	return jobReading{redis: r, procs: procs, bench: self}, err
+}
+
+// measureCrawl submits the job, waits until it is finished and measures it.
+func measureCrawl(ctx context.Context, meter redisMeter, cl *crawlCluster, job demosite.Job) (CrawlResult, error) {
+	spec, err := cluster.ParseJobSpec(strings.NewReader(job.YAML()))
 	if err != nil {
 		return CrawlResult{}, err
 	}
-	defer closeSite()
-	if err := run.startCluster(ctx, rdb, slaves); err != nil {
-		return CrawlResult{}, err
-	}
-	spec, err := cluster.ParseJobSpec(strings.NewReader(demosite.JobYAML("bench", base)))
+	before, err := readJob(ctx, meter, cl)
 	if err != nil {
 		return CrawlResult{}, err
 	}
-	keys := cluster.Keys{Prefix: run.prefix}
 	start := time.Now()
-	if err := client.Submit(ctx, rdb, keys, spec); err != nil {
+	if err := client.Submit(ctx, meter.rdb, cl.Keys(), spec); err != nil {
 		return CrawlResult{}, err
 	}
-	st, err := client.Wait(ctx, rdb, keys, "bench", cluster.DefaultMaxSlaves, 20*time.Millisecond, nil)
+	progress, err := waitFinished(ctx, meter.rdb, cl, job.Name, start)
 	if err != nil {
 		return CrawlResult{}, err
 	}
 	wall := time.Since(start)
-	master, slavesCPU := run.stop()
-	return CrawlResult{Slaves: slaves, Pages: st.Counters.Stored, ListPages: st.Counters.ListPages, Wall: wall,
-		MasterCPU: master, SlavesCPU: slavesCPU}, nil
-}
-
-// startCluster starts the master and slaves and waits until the slaves are live.
-func (r *crawlRun) startCluster(ctx context.Context, rdb *redis.Client, slaves int) error {
-	common := []string{"--redis", r.opts.RedisURL, "--prefix", r.prefix, "--log-level", "warn"}
-	if err := r.start(append([]string{"master", r.storeFlag("master")}, common...)); err != nil {
-		return err
-	}
-	for i := 0; i < slaves; i++ {
-		args := append([]string{"slave", "--id", strconv.Itoa(i), "--concurrency", strconv.Itoa(r.opts.Concurrency),
-			r.storeFlag(fmt.Sprintf("slave-%d", i))}, common...)
-		if err := r.start(args); err != nil {
-			return err
-		}
-	}
-	return client.WaitSlaves(ctx, rdb, cluster.Keys{Prefix: r.prefix}, slaves)
-}
-
-// storeFlag is the process's store: MongoDB when configured, else a JSON
-// Lines file of its own.
-func (r *crawlRun) storeFlag(name string) string {
-	if r.opts.MongoURI != "" {
-		return "--mongo=" + r.opts.MongoURI
-	}
-	return "--output=" + filepath.Join(r.dir, name+".jsonl")
-}
-
-func (r *crawlRun) start(args []string) error {
-	cmd := exec.Command(r.opts.Binary, args...)
-	logf, err := os.Create(filepath.Join(r.dir, args[0]+strconv.Itoa(len(r.procs))+".log"))
+	after, err := readJob(ctx, meter, cl)
 	if err != nil {
-		return err
+		return CrawlResult{}, err
 	}
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", args[0], err)
+	res := crawlResult(before, after, progress, wall)
+	res.Tapped = cl.Tapped()
+	if res.MasterPeakRSS, res.SlavePeakRSS, err = cl.peakRSS(); err != nil {
+		return res, err
 	}
-	r.procs = append(r.procs, cmd)
-	return nil
+	st, err := client.GetStatus(ctx, meter.rdb, cl.Keys(), job.Name, cluster.DefaultMaxSlaves)
+	if err != nil {
+		return res, err
+	}
+	res.ListPages = st.Counters.ListPages
+	return res, nil
 }
 
-// stop ends the processes (SIGTERM, then SIGKILL after 10s) and returns the
-// CPU time of the master (the first process) and of the slaves together.
-func (r *crawlRun) stop() (master, slaves time.Duration) {
-	for _, p := range r.procs {
-		_ = p.Process.Signal(syscall.SIGTERM)
+func crawlResult(before, after jobReading, progress []progressPoint, wall time.Duration) CrawlResult {
+	procs := after.procs.since(before.procs)
+	master, slaves := procs.role("master"), procs.role("slave")
+	return CrawlResult{
+		Pages: progress[len(progress)-1].stored, Wall: wall, SteadyRate: steadyRate(progress),
+		MasterCPU: master.CPU, SlavesCPU: slaves.CPU, BenchCPU: after.bench - before.bench,
+		Redis: after.redis.since(before.redis), MasterTap: master.Tap, SlavesTap: slaves.Tap,
 	}
-	for i, p := range r.procs {
-		done := make(chan struct{})
-		go func() { _ = p.Wait(); close(done) }()
+}
+
+// progressPoint is one poll of a job's stored pages.
+type progressPoint struct {
+	at     time.Duration
+	stored int64
+}
+
+// pollEvery is how often the benchmark reads a job's progress: two HGETs
+// in one round trip, taken out of Redis's totals.
+const pollEvery = 50 * time.Millisecond
+
+// waitFinished polls the job until it is finished, recording its progress;
+// it fails at once if a process exits.
+func waitFinished(ctx context.Context, rdb redis.UniversalClient, cl *crawlCluster, job string, start time.Time) ([]progressPoint, error) {
+	jk := cl.Keys().Job(job)
+	t := time.NewTicker(pollEvery)
+	defer t.Stop()
+	var points []progressPoint
+	for {
+		pipe := rdb.Pipeline()
+		state := pipe.HGet(ctx, jk.State(), cluster.StateField)
+		stored := pipe.HGet(ctx, jk.Stats(), cluster.StatStored)
+		_, err := pipe.Exec(ctx)
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return points, fmt.Errorf("poll job %s: %w", job, err)
+		}
+		n, _ := stored.Int64()
+		points = append(points, progressPoint{at: time.Since(start), stored: n})
+		if state.Val() == cluster.StateFinished {
+			return points, nil
+		}
 		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = p.Process.Kill()
-			<-done
+		case <-ctx.Done():
+			return points, fmt.Errorf("wait for job %s (%d pages stored): %w", job, n, ctx.Err())
+		case <-cl.exited:
+			return points, cl.exitError()
+		case <-t.C:
 		}
-		cpu := p.ProcessState.UserTime() + p.ProcessState.SystemTime()
-		if i == 0 {
-			master = cpu
-		} else {
-			slaves += cpu
-		}
-	}
-	r.procs = nil
-	return master, slaves
-}
-
-// serve serves h on a loopback port.
-func serve(h http.Handler) (string, func(), error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, fmt.Errorf("listen: %w", err)
-	}
-	srv := &http.Server{Handler: h}
-	go func() { _ = srv.Serve(ln) }()
-	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
-}
-
-// deletePrefix removes the benchmark's keys.
-func deletePrefix(ctx context.Context, rdb *redis.Client, prefix string) {
-	iter := rdb.Scan(ctx, 0, "*"+prefix+"*", 1000).Iterator()
-	for iter.Next(ctx) {
-		rdb.Unlink(ctx, iter.Val())
 	}
 }
 
-// WriteCrawl prints the results as a table.
-func WriteCrawl(w io.Writer, opts CrawlOptions, results []CrawlResult) error {
-	st := "JSON Lines files"
-	if opts.MongoURI != "" {
-		st = "MongoDB"
-	}
-	fmt.Fprintf(w, "crawl of a loopback demo site: %d detail pages, slave concurrency %d, real master and slave processes, items to %s\n\n",
-		opts.Details, opts.Concurrency, st)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "slaves\tpages\tlist pages\twall\tpages/s\tmaster CPU/page\tslaves CPU/page\tCPU/page total")
-	for _, r := range results {
-		per := func(d time.Duration) string {
-			return fmt.Sprintf("%.0f µs", float64(d.Microseconds())/float64(max(r.Pages, 1)))
+// steadyRate is the pages stored per second between the polls that first
+// saw 10% and 90% of the final count; the whole job's rate when those
+// are one poll.
+func steadyRate(points []progressPoint) float64 {
+	last := points[len(points)-1]
+	first := func(share float64) progressPoint {
+		for _, p := range points {
+			if float64(p.stored) >= share*float64(last.stored) {
+				return p
+			}
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%.0f\t%s\t%s\t%s\n", r.Slaves, r.Pages, r.ListPages,
-			r.Wall.Round(time.Millisecond), r.PagesPerSecond(), per(r.MasterCPU), per(r.SlavesCPU), per(r.MasterCPU+r.SlavesCPU))
+		return last
 	}
-	return tw.Flush()
+	lo, hi := first(0.1), first(0.9)
+	if hi.at <= lo.at {
+		return float64(last.stored) / last.at.Seconds()
+	}
+	return float64(hi.stored-lo.stored) / (hi.at - lo.at).Seconds()
 }

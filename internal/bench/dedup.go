@@ -11,11 +11,11 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/crawler-dev/crawler/canon"
 	"github.com/crawler-dev/crawler/dedup"
 )
 
@@ -106,7 +106,7 @@ type dedupRun struct {
 	rdb    redis.UniversalClient
 	opts   DedupOptions
 	prefix string
-	fps    []dedup.Fingerprint
+	fps    []canon.Fingerprint
 	phase  int
 }
 
@@ -122,7 +122,11 @@ func (r *dedupRun) run(ctx context.Context) (DedupReport, error) {
 		}
 		rep.Rates, rep.Memory = append(rep.Rates, rate), append(rep.Memory, mem)
 	}
-	full, err := r.fullSlices(ctx)
+	full, err := r.fullSlices(ctx, 0)
+	if err != nil {
+		return rep, err
+	}
+	cached, err := r.fullSlices(ctx, dedup.DefaultCacheBytes)
 	if err != nil {
 		return rep, err
 	}
@@ -130,7 +134,7 @@ func (r *dedupRun) run(ctx context.Context) (DedupReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	rep.Rates = append(rep.Rates[:1], append([]DedupRate{full, scrapy}, rep.Rates[1:]...)...)
+	rep.Rates = append(rep.Rates[:1], append([]DedupRate{full, cached, scrapy}, rep.Rates[1:]...)...)
 	return rep, nil
 }
 
@@ -151,10 +155,15 @@ func (r *dedupRun) header() (DedupReport, error) {
 
 // filter returns a filter of mode m under a namespace of its own.
 func (r *dedupRun) filter(m dedup.Mode) (*dedup.Filter, string, error) {
+	return r.cachedFilter(m, 0)
+}
+
+// cachedFilter is filter with Options.CacheBytes = cache.
+func (r *dedupRun) cachedFilter(m dedup.Mode, cache int64) (*dedup.Filter, string, error) {
 	r.phase++
 	ns := "{" + r.prefix + ":" + strconv.Itoa(r.phase) + "}:dedup"
 	f, err := dedup.New(r.rdb, dedup.Options{Mode: m, Namespace: ns, Window: r.opts.Window,
-		Granularity: r.opts.Granularity, Capacity: int64(r.opts.N), ErrorRate: r.opts.ErrorRate})
+		Granularity: r.opts.Granularity, Capacity: int64(r.opts.N), ErrorRate: r.opts.ErrorRate, CacheBytes: cache})
 	return f, ns, err
 }
 
@@ -199,7 +208,7 @@ func (r *dedupRun) warmUp(ctx context.Context, m dedup.Mode) error {
 	return nil
 }
 
-func (r *dedupRun) seenAll(ctx context.Context, f *dedup.Filter, fps []dedup.Fingerprint) error {
+func (r *dedupRun) seenAll(ctx context.Context, f *dedup.Filter, fps []canon.Fingerprint) error {
 	for i := 0; i < len(fps); i += r.opts.Batch {
 		if _, err := f.SeenBatch(ctx, fps[i:min(i+r.opts.Batch, len(fps))]); err != nil {
 			return err
@@ -254,45 +263,61 @@ func randomPrefix() string {
 }
 
 // benchFPs returns n distinct URL fingerprints, computed before any timing.
-func benchFPs(n int) []dedup.Fingerprint {
-	out := make([]dedup.Fingerprint, n)
+func benchFPs(n int) []canon.Fingerprint {
+	out := make([]canon.Fingerprint, n)
 	for i := range out {
-		out[i] = dedup.RequestFingerprint("GET", "https://news.example.com/item?id="+strconv.Itoa(i), nil)
+		out[i] = canon.RequestFingerprint("GET", "https://news.example.com/item?id="+strconv.Itoa(i), nil)
 	}
 	return out
 }
 
-// WriteDedup prints the report as two tables.
-func WriteDedup(w io.Writer, rep DedupReport) error {
-	o := rep.Opts
-	fmt.Fprintf(w, "dupefilter on the local Redis: n=%d, batch=%d, window=%v, granularity=%v -> %d live slices\n",
-		o.N, o.Batch, o.Window, o.Granularity, rep.Slices)
-	sz := rep.Sizing
-	fmt.Fprintf(w, "total ε=%g, per-slice ε=%.3g (ε/%d) configured, %.3g achieved at capacity\n", o.ErrorRate, rep.SliceErr, rep.Slices, rep.AchievedErr)
-	fmt.Fprintf(w, "slice: blocked Bloom, m=%d bits (%.2f/fp) in %d string(s) of %d bytes, %d-bit lines, k=%d\n\n",
-		sz.Bits, float64(sz.Bits)/float64(o.N), sz.Blocks, sz.BlockBytes, sz.LineBits, rep.K)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "method\tchecks\tchecks/s\tvs (b)\tnote")
+// Args are the `crawler bench dedup` flags that reproduce o (Redis aside).
+func (o DedupOptions) Args() []string {
+	o.defaults()
+	return []string{"--n", strconv.Itoa(o.N), "--batch", strconv.Itoa(o.Batch), "--duration", o.Duration.String()}
+}
+
+// WriteDedup prints the report's tables in format f.
+func WriteDedup(w io.Writer, f Format, rep DedupReport) error {
+	return WriteTables(w, f, DedupTables(rep)...)
+}
+
+// DedupTables are the dupefilter comparison's tables: checks per second
+// by method, then Redis memory per fingerprint by mode.
+func DedupTables(rep DedupReport) []Table {
+	o, sz := rep.Opts, rep.Sizing
+	rates := Table{
+		Caption: fmt.Sprintf("Dupefilter on one Redis: n=%d fingerprints, batch=%d, window=%v, granularity=%v -> %d live slices.",
+			o.N, o.Batch, o.Window, o.Granularity, rep.Slices),
+		Header: []string{"method", "checks", "checks/s", "vs (b)", "note"},
+		Notes: []string{
+			fmt.Sprintf("total ε=%g, per-slice ε=%.3g (ε/%d) configured, %.3g achieved at capacity.", o.ErrorRate, rep.SliceErr, rep.Slices, rep.AchievedErr),
+			fmt.Sprintf("slice: blocked Bloom, m=%d bits (%.2f/fp) in %d string(s) of %d bytes, %d-bit lines, k=%d.",
+				sz.Bits, float64(sz.Bits)/float64(o.N), sz.Blocks, sz.BlockBytes, sz.LineBits, rep.K),
+			fmt.Sprintf("Runs that only measure speed ((a'), (a'') and (b)) stop after %v.", o.Duration),
+		},
+	}
 	base := scrapyRate(rep.Rates)
 	for _, r := range rep.Rates {
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.1fx\t%s\n", r.Method, r.Checks, r.ChecksPerSec, r.ChecksPerSec/base, r.Note)
+		rates.AddRow(r.Method, strconv.Itoa(r.Checks), fmt.Sprintf("%.0f", r.ChecksPerSec), fmt.Sprintf("%.1fx", r.ChecksPerSec/base), r.Note)
 	}
-	if err := tw.Flush(); err != nil {
-		return err
+	mem := Table{
+		Caption: fmt.Sprintf("Redis memory after inserting %d fingerprints (INFO used_memory delta).", o.N),
+		Header:  []string{"mode", "bytes/fp", "bits/fp", "vs optimum at configured slice ε", "vs optimum at achieved slice ε"},
 	}
-	fmt.Fprintf(w, "\nRedis memory after inserting %d fingerprints (INFO used_memory delta):\n", o.N)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "mode\tbytes/fp\tbits/fp\tvs optimum at configured slice ε\tvs optimum at achieved slice ε")
-	ratio := func(bits float64) string {
-		return fmt.Sprintf("%.2fx\t%.2fx", bits/rep.OptimumBitsPerElem, bits/rep.AchievedOptimumBits)
+	ratio := func(bits float64) []string {
+		return []string{fmt.Sprintf("%.2fx", bits/rep.OptimumBitsPerElem), fmt.Sprintf("%.2fx", bits/rep.AchievedOptimumBits)}
+	}
+	row := func(name string, bits float64) {
+		mem.AddRow(append([]string{name, fmt.Sprintf("%.2f", bits/8), fmt.Sprintf("%.2f", bits)}, ratio(bits)...)...)
 	}
 	for _, m := range rep.Memory {
-		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%s\n", m.Mode, m.BytesPerFP, m.BitsPerElem, ratio(m.BitsPerElem))
+		row(string(m.Mode), m.BitsPerElem)
 	}
-	fmt.Fprintf(tw, "Bloom optimum, configured slice ε=%.3g\t%.2f\t%.2f\t%s\n", rep.SliceErr, rep.OptimumBitsPerElem/8, rep.OptimumBitsPerElem, ratio(rep.OptimumBitsPerElem))
-	fmt.Fprintf(tw, "Bloom optimum, achieved slice ε=%.3g\t%.2f\t%.2f\t%s\n", rep.AchievedErr, rep.AchievedOptimumBits/8, rep.AchievedOptimumBits, ratio(rep.AchievedOptimumBits))
-	fmt.Fprintf(tw, "Bloom optimum, total ε=%g\t%.2f\t%.2f\t%s\n", o.ErrorRate, rep.TotalOptimumBitsElem/8, rep.TotalOptimumBitsElem, ratio(rep.TotalOptimumBitsElem))
-	return tw.Flush()
+	row(fmt.Sprintf("Bloom optimum, configured slice ε=%.3g", rep.SliceErr), rep.OptimumBitsPerElem)
+	row(fmt.Sprintf("Bloom optimum, achieved slice ε=%.3g", rep.AchievedErr), rep.AchievedOptimumBits)
+	row(fmt.Sprintf("Bloom optimum, total ε=%g", o.ErrorRate), rep.TotalOptimumBitsElem)
+	return []Table{rates, mem}
 }
 
 func scrapyRate(rates []DedupRate) float64 {
@@ -306,14 +331,21 @@ func scrapyRate(rates []DedupRate) float64 {
 
 // fullSlices times SeenBatch with every older slice present and filled to
 // capacity: a Bloom filter at its optimum has half its bits set, so random
-// bytes stand in for a full slice.
-func (r *dedupRun) fullSlices(ctx context.Context) (DedupRate, error) {
-	f, ns, err := r.filter(dedup.ModeBloom)
+// bytes stand in for a full slice. With cache > 0 the filter keeps copies
+// of the slices in process (dedup.Options.CacheBytes), read by Prepare
+// before the timing starts.
+func (r *dedupRun) fullSlices(ctx context.Context, cache int64) (DedupRate, error) {
+	f, _, err := r.cachedFilter(dedup.ModeBloom, cache)
 	if err != nil {
 		return DedupRate{}, err
 	}
-	if err := r.fillOlderSlices(ctx, ns, f.Sizing()); err != nil {
+	if err := r.fillOlderSlices(ctx, f); err != nil {
 		return DedupRate{}, err
+	}
+	for range 2 + cache/(64<<20) { // Prepare reads at most 64 MiB a call
+		if err := f.Prepare(ctx); err != nil {
+			return DedupRate{}, err
+		}
 	}
 	start, done := time.Now(), 0
 	for done < len(r.fps) && time.Since(start) < r.opts.Duration {
@@ -323,25 +355,33 @@ func (r *dedupRun) fullSlices(ctx context.Context) (DedupRate, error) {
 		}
 		done += len(chunk)
 	}
-	return DedupRate{Method: "(a') bloom mode, batched Lua", Checks: done,
+	rate := DedupRate{Method: "(a') bloom mode, batched Lua", Checks: done,
 		ChecksPerSec: float64(done) / time.Since(start).Seconds(),
-		Note:         fmt.Sprintf("all %d slices live, older ones full", r.opts.Window/r.opts.Granularity+1)}, nil
+		Note:         fmt.Sprintf("all %d slices live, older ones full", r.opts.Window/r.opts.Granularity+1)}
+	if cache > 0 {
+		info := f.CacheInfo()
+		rate.Method = "(a'') bloom mode, in-process cache"
+		rate.Note = fmt.Sprintf("as (a'), %d sealed slices checked in the client, the current one written as its owner (%d MiB)",
+			info.Sealed, info.Bytes>>20)
+	}
+	return rate, nil
 }
 
-func (r *dedupRun) fillOlderSlices(ctx context.Context, ns string, sz dedup.Sizing) error {
+// fillOlderSlices fills every block of the window's older slices, under
+// the keys f reads them from.
+func (r *dedupRun) fillOlderSlices(ctx context.Context, f *dedup.Filter) error {
 	now, err := r.rdb.Time(ctx).Result()
 	if err != nil {
 		return fmt.Errorf("bench dedup: redis time: %w", err)
 	}
-	gran := r.opts.Granularity.Milliseconds()
-	g := now.UnixMilli() / gran
-	for old := g - int64(r.opts.Window/r.opts.Granularity); old < g; old++ {
-		for b := range sz.Blocks {
-			key := ns + ":bloom:" + strconv.FormatInt(old, 10) + ":" + strconv.Itoa(b)
+	sz := f.Sizing()
+	for back := 1; back < sz.Slices; back++ {
+		t := now.Add(-time.Duration(back) * r.opts.Granularity)
+		for _, key := range f.SliceKeys(t) {
 			if err := fillRandom(ctx, r, key, sz.BlockBytes); err != nil {
 				return err
 			}
-			r.rdb.PExpireAt(ctx, key, time.UnixMilli((old+1)*gran).Add(r.opts.Window))
+			r.rdb.PExpireAt(ctx, key, t.Truncate(r.opts.Granularity).Add(r.opts.Granularity+r.opts.Window))
 		}
 	}
 	return nil
@@ -381,7 +421,7 @@ func (r *dedupRun) scrapyMethod(ctx context.Context) (DedupRate, error) {
 		Note:         fmt.Sprintf("%d GETBIT + %d SETBIT round trips per URL, not atomic", k, k)}, nil
 }
 
-func scrapyCheck(ctx context.Context, r *dedupRun, key string, fp dedup.Fingerprint, m uint64, k int) error {
+func scrapyCheck(ctx context.Context, r *dedupRun, key string, fp canon.Fingerprint, m uint64, k int) error {
 	h1, h2 := binary.BigEndian.Uint64(fp[0:8]), binary.BigEndian.Uint64(fp[8:16])
 	exists := true
 	for i := range k {

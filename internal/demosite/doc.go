@@ -1,8 +1,11 @@
-// Package demosite serves a small news-like site for `crawler demo` and the
-// end-to-end tests: paginated list pages linking to detail pages, with the
-// traps a real site has — the same detail linked from several list pages,
-// variant spellings of one URL (query order, fragments, absolute and
-// relative forms), offsite links, a page in GBK, near-duplicate articles,
-// pages that are gone (404) and pages that fail once (503) before working.
-// It knows what a correct crawl must store, so tests can check every item.
+// Package demosite serves a small news-like site for `crawler demo`, the
+// end-to-end tests and the crawl benchmarks: paginated list pages linking
+// to detail pages, with the traps a real site has — the same detail linked
+// from several list pages, variant spellings of one URL (query order,
+// fragments, absolute and relative forms), offsite links, a page in GBK,
+// near-duplicate articles, pages that are gone (404) and pages that fail
+// once (503) before working. It knows what a correct crawl must store, so
+// tests can check every item. A benchmark spreads it over several hosts
+// (Options.FirstID gives each its own range of pages), slows it down
+// (Options.Delay) and makes its pages heavy (Options.PageBytes).
 package demosite

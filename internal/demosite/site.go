@@ -3,6 +3,7 @@ package demosite
 import (
 	"fmt"
 	"html"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -30,6 +31,14 @@ type Options struct {
 	// Delay is added to every response, like a real site's latency, so
 	// tests can act while a crawl is in progress.
 	Delay time.Duration
+	// FirstID is the first detail page's ID (default 1): the site serves
+	// FirstID..FirstID+Details-1. A site spread over several hosts gives
+	// each host a range of its own, so no two hosts serve one article.
+	FirstID int
+	// PageBytes pads every detail page to at least this many bytes with
+	// paragraphs outside the extracted fields, like a real site's heavy
+	// markup (0: no padding).
+	PageBytes int
 }
 
 func (o *Options) applyDefaults() {
@@ -44,11 +53,13 @@ func (o *Options) applyDefaults() {
 	o.Overlap = min(max(o.Overlap, 0), o.PerPage-1)
 	def(&o.GoneEvery, 101)
 	def(&o.FlakyEvery, 37)
+	def(&o.FirstID, 1)
 }
 
 // Site is the demo site; it is an http.Handler.
 type Site struct {
 	opts   Options
+	filler []byte // PageBytes of padding paragraphs, cut per page
 	mu     sync.Mutex
 	flaky  map[int]bool // flaky pages that already failed once
 	hits   map[string]int
@@ -66,8 +77,22 @@ func (s *Site) Heal() {
 // New returns a site.
 func New(opts Options) *Site {
 	opts.applyDefaults()
-	return &Site{opts: opts, flaky: map[int]bool{}, hits: map[string]int{}}
+	return &Site{opts: opts, filler: filler(opts.PageBytes), flaky: map[int]bool{}, hits: map[string]int{}}
 }
+
+// fillerParagraph is one paragraph of padding; every copy has its length.
+const fillerParagraph = "<p class=\"filler\">Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua.</p>\n"
+
+// filler returns enough paragraphs to pad a page to n bytes.
+func filler(n int) []byte {
+	if n <= 0 {
+		return nil
+	}
+	return []byte(strings.Repeat(fillerParagraph, (n+len(fillerParagraph)-1)/len(fillerParagraph)))
+}
+
+// lastID is the ID of the last detail page.
+func (s *Site) lastID() int { return s.opts.FirstID + s.opts.Details - 1 }
 
 // ListPages is the number of list pages.
 func (s *Site) ListPages() int {
@@ -114,9 +139,9 @@ func pathID(path, prefix string) (int, bool) {
 // detailsOn returns the detail IDs list page n links to.
 func (s *Site) detailsOn(n int) []int {
 	step := s.opts.PerPage - s.opts.Overlap
-	first := (n-1)*step + 1
+	first := s.opts.FirstID + (n-1)*step
 	var ids []int
-	for id := first; id < first+s.opts.PerPage && id <= s.opts.Details; id++ {
+	for id := first; id < first+s.opts.PerPage && id <= s.lastID(); id++ {
 		ids = append(ids, id)
 	}
 	return ids
@@ -182,7 +207,7 @@ const (
 // Expected returns every detail page's canonical path+query and outcome.
 func (s *Site) Expected() map[string]Outcome {
 	out := make(map[string]Outcome, s.opts.Details)
-	for id := 1; id <= s.opts.Details; id++ {
+	for id := s.opts.FirstID; id <= s.lastID(); id++ {
 		if s.gone(id) {
 			out[CanonicalPath(id)] = Gone
 		} else {
@@ -200,7 +225,7 @@ func (s *Site) gone(id int) bool {
 
 func (s *Site) serveDetail(w http.ResponseWriter, r *http.Request) {
 	id, ok := pathID(r.URL.Path, "/detail/")
-	if !ok || id > s.opts.Details || s.gone(id) {
+	if !ok || id < s.opts.FirstID || id > s.lastID() || s.gone(id) {
 		http.NotFound(w, r)
 		return
 	}
@@ -208,16 +233,29 @@ func (s *Site) serveDetail(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "try again", http.StatusServiceUnavailable)
 		return
 	}
-	a := ArticleFor(id)
-	page := a.HTML()
+	page := ArticleFor(id).HTML()
+	head, tail, _ := strings.Cut(page, "</body>")
+	tail = "</body>" + tail
 	if id%50 == 7 { // one page in fifty is served in GBK
-		enc, _ := simplifiedchinese.GBK.NewEncoder().String(strings.Replace(page, "utf-8", "gbk", 1))
+		head, _ = simplifiedchinese.GBK.NewEncoder().String(strings.Replace(head, "utf-8", "gbk", 1))
 		w.Header().Set("Content-Type", "text/html; charset=gbk")
-		_, _ = w.Write([]byte(enc))
-		return
+	} else {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_, _ = w.Write([]byte(page))
+	_, _ = io.WriteString(w, head)
+	_, _ = w.Write(s.padding(len(head) + len(tail)))
+	_, _ = io.WriteString(w, tail)
+}
+
+// padding is the filler that brings a page of n bytes to PageBytes: whole
+// paragraphs, ASCII, so the same bytes serve a GBK page.
+func (s *Site) padding(n int) []byte {
+	need := s.opts.PageBytes - n
+	if need <= 0 {
+		return nil
+	}
+	paras := (need + len(fillerParagraph) - 1) / len(fillerParagraph)
+	return s.filler[:min(paras*len(fillerParagraph), len(s.filler))]
 }
 
 func (s *Site) failOnce(id int) bool {

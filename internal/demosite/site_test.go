@@ -1,6 +1,7 @@
 package demosite
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,8 +15,8 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"golang.org/x/text/encoding/simplifiedchinese"
 
+	"github.com/crawler-dev/crawler/canon"
 	"github.com/crawler-dev/crawler/cluster"
-	"github.com/crawler-dev/crawler/dedup"
 )
 
 func serve(t *testing.T, opts Options) (*Site, *httptest.Server) {
@@ -45,7 +46,7 @@ func get(t *testing.T, u string) (*http.Response, []byte) {
 // canonical path+query of every detail link on the site's own host.
 func crawl(t *testing.T, srv *httptest.Server) (lists []string, details map[string]int, offsite int) {
 	t.Helper()
-	start, _ := dedup.Canonicalize(srv.URL + "/list/1")
+	start, _ := canon.URL(srv.URL + "/list/1")
 	seen := map[string]bool{start: true}
 	frontier := []string{start}
 	details = map[string]int{}
@@ -65,7 +66,7 @@ func crawl(t *testing.T, srv *httptest.Server) (lists []string, details map[stri
 			t.Fatal(err)
 		}
 		doc.Find(".item a").Each(func(_ int, s *goquery.Selection) {
-			c, err := dedup.CanonicalizeRef(base, s.AttrOr("href", ""))
+			c, err := canon.Ref(base, s.AttrOr("href", ""))
 			if err != nil {
 				t.Errorf("detail link %q on %s: %v", s.AttrOr("href", ""), page, err)
 				return
@@ -78,7 +79,7 @@ func crawl(t *testing.T, srv *httptest.Server) (lists []string, details map[stri
 			details[u.RequestURI()]++
 		})
 		doc.Find("a.next").Each(func(_ int, s *goquery.Selection) {
-			c, err := dedup.CanonicalizeRef(base, s.AttrOr("href", ""))
+			c, err := canon.Ref(base, s.AttrOr("href", ""))
 			if err != nil {
 				t.Errorf("next link %q on %s: %v", s.AttrOr("href", ""), page, err)
 				return
@@ -152,7 +153,7 @@ func TestSite_variants(t *testing.T) {
 	r := httptest.NewRequest(http.MethodGet, "http://demo.test:8080/list/3", nil)
 	base, _ := url.Parse("http://demo.test:8080/list/3")
 	for _, id := range []int{1, 2, 3, 4, 37, 300} {
-		want, err := dedup.Canonicalize("http://demo.test:8080" + CanonicalPath(id))
+		want, err := canon.URL("http://demo.test:8080" + CanonicalPath(id))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +161,7 @@ func TestSite_variants(t *testing.T) {
 		for k := 0; k < 5; k++ {
 			v := variant(r, id, k)
 			spellings[v] = true
-			got, err := dedup.CanonicalizeRef(base, v)
+			got, err := canon.Ref(base, v)
 			if err != nil || got != want {
 				t.Errorf("id %d variant %d %q canonicalizes to %q, %v; want %q", id, k, v, got, err, want)
 			}
@@ -291,5 +292,78 @@ func TestJobYAML(t *testing.T) {
 		!spec.AllowPrivateNetworks || !reflect.DeepEqual(spec.AllowedDomains, []string{"127.0.0.1"}) ||
 		spec.MaxRetries != 2 || len(spec.Fields) != 4 || !spec.Fields["tags"].All {
 		t.Errorf("spec = %+v", spec)
+	}
+}
+
+func TestSite_FirstID(t *testing.T) {
+	s, srv := serve(t, Options{Details: 60, FirstID: 1001, GoneEvery: -1, FlakyEvery: -1})
+	_, details, _ := crawl(t, srv)
+	want := map[string]bool{}
+	for id := 1001; id <= 1060; id++ {
+		want[CanonicalPath(id)] = true
+	}
+	got := map[string]bool{}
+	for p := range details {
+		got[p] = true
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("details linked = %d pages %v, want IDs 1001..1060", len(got), got)
+	}
+	if len(s.Expected()) != 60 || s.Expected()[CanonicalPath(1001)] != Stored {
+		t.Errorf("Expected = %d pages, want 1001..1060 stored", len(s.Expected()))
+	}
+	for _, id := range []int{1000, 1061, 1} {
+		if resp, _ := get(t, srv.URL+CanonicalPath(id)); resp.StatusCode != 404 {
+			t.Errorf("detail %d outside the range answers %d, want 404", id, resp.StatusCode)
+		}
+	}
+}
+
+func TestSite_PageBytes(t *testing.T) {
+	const size = 200_000
+	_, srv := serve(t, Options{PageBytes: size, FlakyEvery: -1})
+	for _, id := range []int{12, 57} { // 57 is served in GBK
+		resp, raw := get(t, srv.URL+CanonicalPath(id))
+		if resp.StatusCode != 200 || len(raw) < size || len(raw) > size+len(fillerParagraph)+200 {
+			t.Errorf("detail %d: %d with %d bytes, want 200 with about %d", id, resp.StatusCode, len(raw), size)
+		}
+		body := raw
+		if id == 57 {
+			body, _ = simplifiedchinese.GBK.NewDecoder().Bytes(raw)
+		}
+		doc, err := goquery.NewDocumentFromReader(bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := ArticleFor(id)
+		if got := doc.Find("h1").Text(); got != a.Title {
+			t.Errorf("detail %d h1 = %q, want %q", id, got, a.Title)
+		}
+		if got := doc.Find("#content").Text(); got != a.Body {
+			t.Errorf("detail %d #content is not the article body alone: %.80q", id, got)
+		}
+		if n := doc.Find("p.filler").Length(); n == 0 || !strings.HasSuffix(string(body), "</body></html>\n") {
+			t.Errorf("detail %d: %d filler paragraphs, ends %q", id, n, body[len(body)-20:])
+		}
+	}
+	_, plain := serve(t, Options{FlakyEvery: -1})
+	if _, raw := get(t, plain.URL+CanonicalPath(12)); bytes.Contains(raw, []byte("filler")) {
+		t.Errorf("a site without PageBytes pads its pages")
+	}
+}
+
+func TestJob_YAML(t *testing.T) {
+	j := Job{Name: "multi", Seeds: []string{"http://127.0.0.1:81/list/1", "http://127.0.0.2:82/list/1"},
+		AllowedDomains: []string{"127.0.0.1", "127.0.0.2"}, PerHostRPS: 10000, PerHostConcurrency: 1000, Capacity: 5000}
+	spec, err := cluster.ParseJobSpec(strings.NewReader(j.YAML()))
+	if err != nil {
+		t.Fatalf("ParseJobSpec: %v\n%s", err, j.YAML())
+	}
+	if !reflect.DeepEqual(spec.Seeds, j.Seeds) || !reflect.DeepEqual(spec.AllowedDomains, j.AllowedDomains) ||
+		spec.PerHostRPS != 10000 || spec.PerHostConcurrency != 1000 || spec.Dedup.Capacity != 5000 {
+		t.Errorf("spec = %+v", spec)
+	}
+	if !spec.AllowsHost("127.0.0.2") || spec.AllowsHost("127.0.0.3") {
+		t.Errorf("allowed domains not as given: %v", spec.AllowedDomains)
 	}
 }

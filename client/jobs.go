@@ -1,0 +1,152 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/crawler-dev/crawler/cluster"
+)
+
+// Jobs reads the status of every submitted job, oldest submission first.
+func Jobs(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, maxSlaves int) ([]*Status, error) {
+	names, err := rdb.ZRange(ctx, keys.Jobs(), 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	out := make([]*Status, 0, len(names))
+	for _, name := range names {
+		st, err := GetStatus(ctx, rdb, keys, name, maxSlaves)
+		if errors.Is(err, ErrJobNotFound) {
+			continue // indexed by a submission still being written
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// ErrJobFinished is returned when cancelling a job that is not running.
+var ErrJobFinished = errors.New("the job is finished")
+
+// Cancel asks the master that owns the job to stop it: it stops walking the
+// list pages, drops the tasks still queued (counted as cancelled) and marks
+// the job finished; tasks already in flight are finished by their slaves.
+// A pending job is cancelled before it starts.
+func Cancel(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, job string) error {
+	jk := keys.Job(job)
+	n, err := cancelScript.Run(ctx, rdb, []string{jk.State()}, cluster.StateField, cluster.StateFinished,
+		cluster.StateCancel, time.Now().UTC().Format(time.RFC3339)).Int()
+	switch {
+	case err != nil:
+		return fmt.Errorf("cancel job %s: %w", job, err)
+	case n == -1:
+		return fmt.Errorf("cancel job %s: %w", job, ErrJobNotFound)
+	case n == 0:
+		return fmt.Errorf("cancel job %s: %w", job, ErrJobFinished)
+	}
+	bumpJobs(ctx, rdb, keys)
+	return nil
+}
+
+// ErrJobBusy is returned when resetting a job that is pending or running.
+var ErrJobBusy = errors.New("the job is pending or running; cancel it first")
+
+// Reset forgets a job that is not running: its spec, state, counters,
+// seeds, dupefilter and near-duplicate index, so that submitting it again
+// fetches every page afresh. Items and failures in the store are kept. It
+// returns how many Redis keys it removed.
+func Reset(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, job string) (int, error) {
+	jk := keys.Job(job)
+	state, err := rdb.HGet(ctx, jk.State(), cluster.StateField).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		if n, _ := rdb.ZScore(ctx, keys.Jobs(), job).Result(); n == 0 {
+			return 0, fmt.Errorf("reset job %s: %w", job, ErrJobNotFound)
+		}
+	case err != nil:
+		return 0, fmt.Errorf("reset job %s: %w", job, err)
+	case state == cluster.StatePending || state == cluster.StateRunning:
+		return 0, fmt.Errorf("reset job %s: %w", job, ErrJobBusy)
+	}
+	n, err := unlinkTag(ctx, rdb, jk.Tag())
+	if err != nil {
+		return n, fmt.Errorf("reset job %s: %w", job, err)
+	}
+	if err := rdb.ZRem(ctx, keys.Jobs(), job).Err(); err != nil {
+		return n, fmt.Errorf("reset job %s: unindex: %w", job, err)
+	}
+	return n, nil
+}
+
+// unlinkTag removes every key under a hash tag. They share one slot, so on
+// Redis Cluster they live on the node that serves it.
+func unlinkTag(ctx context.Context, rdb redis.UniversalClient, tag string) (int, error) {
+	var scanner redis.Cmdable = rdb
+	if c, ok := rdb.(*redis.ClusterClient); ok {
+		node, err := c.MasterForKey(ctx, tag)
+		if err != nil {
+			return 0, err
+		}
+		scanner = node
+	}
+	removed := 0
+	iter := scanner.Scan(ctx, 0, escapeGlob(tag)+"*", 1000).Iterator()
+	batch := make([]string, 0, 500)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		n, err := rdb.Unlink(ctx, batch...).Result()
+		removed += int(n)
+		batch = batch[:0]
+		return err
+	}
+	for iter.Next(ctx) {
+		if batch = append(batch, iter.Val()); len(batch) == cap(batch) {
+			if err := flush(); err != nil {
+				return removed, err
+			}
+		}
+	}
+	if err := iter.Err(); err != nil {
+		return removed, err
+	}
+	return removed, flush()
+}
+
+// escapeGlob escapes the characters SCAN MATCH treats as a pattern.
+func escapeGlob(s string) string {
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '*', '?', '[', ']', '\\':
+			out = append(out, '\\')
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}
+
+// PreviousRun is the job of that name that finished within its dupefilter
+// window before now, or nil: its pages are still duplicates, so submitting
+// it again fetches only what is new. window is the new submission's.
+func PreviousRun(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, job string, window time.Duration) (*Status, error) {
+	st, err := GetStatus(ctx, rdb, keys, job, 0)
+	if errors.Is(err, ErrJobNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	finished, err := time.Parse(time.RFC3339, st.FinishedAt)
+	if st.State != cluster.StateFinished || err != nil || time.Since(finished) >= window {
+		return nil, nil
+	}
+	return st, nil
+}

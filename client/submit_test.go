@@ -1,0 +1,126 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/dedup"
+	"github.com/crawler-dev/crawler/internal/testenv"
+)
+
+func testJob(name string, seeds ...string) *cluster.JobSpec {
+	spec := cluster.DefaultJobSpec()
+	spec.Name, spec.Seeds = name, seeds
+	spec.DetailLink = &cluster.LinkRule{CSS: "a"}
+	spec.Fields = map[string]cluster.FieldRule{"title": {CSS: "h1"}}
+	return &spec
+}
+
+// TestSubmit_refusesWhatRedisCannotHold (issue 8, defect 4): a dupefilter
+// sized beyond the server's memory is refused at submit, saying how much it
+// needs, and nothing of the job is written.
+func TestSubmit_refusesWhatRedisCannotHold(t *testing.T) {
+	rdb, keys := testenv.Redis(t)
+	ctx := context.Background()
+	big := testJob("huge", "https://example.com/")
+	big.Dedup.Capacity = 5_000_000_000
+	err := Submit(ctx, rdb, keys, big)
+	if !errors.Is(err, dedup.ErrNoRoom) || !strings.Contains(err.Error(), "needs up to") {
+		t.Fatalf("Submit(capacity 5e9) = %v, want ErrNoRoom saying how much it needs", err)
+	}
+	if n := rdb.Exists(ctx, keys.Job("huge").Spec(), keys.Job("huge").State()).Val(); n != 0 {
+		t.Errorf("a refused job left %d keys", n)
+	}
+	if err := Submit(ctx, rdb, keys, testJob("fine", "https://example.com/")); err != nil {
+		t.Errorf("Submit(defaults) = %v", err)
+	}
+}
+
+// TestSubmit_manySeeds (issue 8, defect 4): a job of many seeds is stored a
+// chunk per command, apart from its spec: Redis keeps answering others all
+// along, and the spec every process loads stays small.
+func TestSubmit_manySeeds(t *testing.T) {
+	rdb, keys := testenv.Redis(t)
+	ctx := context.Background()
+	const n = 200_000
+	seeds := make([]string, n)
+	for i := range seeds {
+		seeds[i] = fmt.Sprintf("https://example.com/list/%d?page=%d", i%977, i)
+	}
+	var busy atomic.Int64
+	var worst atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // another client of the same Redis
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			start := time.Now()
+			if err := rdb.Ping(ctx).Err(); err != nil && strings.Contains(err.Error(), "BUSY") {
+				busy.Add(1)
+			}
+			if d := time.Since(start).Microseconds(); d > worst.Load() {
+				worst.Store(d)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	err := Submit(ctx, rdb, keys, testJob("many", seeds...))
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatalf("Submit: %v", err)
+	}
+	if busy.Load() > 0 {
+		t.Errorf("Redis answered BUSY %d times while the seeds were stored", busy.Load())
+	}
+	t.Logf("slowest PING from another client during submit: %d µs", worst.Load())
+	jk := keys.Job("many")
+	if got := rdb.LLen(ctx, jk.Seeds()).Val(); got != n {
+		t.Errorf("seeds list holds %d, want %d", got, n)
+	}
+	if size := rdb.StrLen(ctx, jk.Spec()).Val(); size > 4096 {
+		t.Errorf("the stored spec is %d bytes; the seeds must live apart from it", size)
+	}
+	raw, _ := rdb.Get(ctx, jk.Spec()).Bytes()
+	spec, err := cluster.DecodeJobSpec(raw)
+	if err != nil || spec.SeedCount != n || len(spec.Seeds) != 0 {
+		t.Errorf("stored spec: %d seeds inline, SeedCount %d, %v; want none inline and %d counted", len(spec.Seeds), spec.SeedCount, err, n)
+	}
+	if left := rdb.Keys(ctx, jk.Tag()+":seeds:staging:*").Val(); len(left) != 0 {
+		t.Errorf("staging lists left behind: %q", left)
+	}
+}
+
+// TestSubmit_activeJob: a job of the same name that is pending or running
+// is not replaced, and the staged seeds are dropped.
+func TestSubmit_activeJob(t *testing.T) {
+	rdb, keys := testenv.Redis(t)
+	ctx := context.Background()
+	if err := Submit(ctx, rdb, keys, testJob("once", "https://example.com/a")); err != nil {
+		t.Fatal(err)
+	}
+	err := Submit(ctx, rdb, keys, testJob("once", "https://example.com/b"))
+	if !errors.Is(err, ErrJobActive) {
+		t.Fatalf("second Submit = %v, want ErrJobActive", err)
+	}
+	jk := keys.Job("once")
+	if got := rdb.LRange(ctx, jk.Seeds(), 0, -1).Val(); len(got) != 1 || !strings.Contains(got[0], "/a") {
+		t.Errorf("seeds = %q, want the first submission's", got)
+	}
+	if left := rdb.Keys(ctx, jk.Tag()+":seeds:staging:*").Val(); len(left) != 0 {
+		t.Errorf("staging lists left behind: %q", left)
+	}
+}

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+// TestBenchCommands_flagErrors runs the bench subcommands with a bad flag
+// each: the error names the flag, and nothing is started.
+func TestBenchCommands_flagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  func() *cobra.Command
+		args []string
+		want string
+	}{
+		{newBenchCrawlCmd, []string{"--hosts", "300"}, "--hosts: 300 is outside 1..254"},
+		{newBenchCrawlCmd, []string{"--seeds", "some"}, "--seeds: some is not all or first"},
+		{newBenchCrawlCmd, []string{"--format", "html"}, "--format: html is not text or md"},
+		{newBenchIdleCmd, []string{"--duration", "10ms"}, "--duration: 10ms is outside 1s..1h"},
+		{newBenchMemoryCmd, []string{"--pages", "0"}, "--pages: 0 must be at least 1"},
+		{newBenchMemoryCmd, []string{"--latency", "2m"}, "--latency: 2m0s is outside 0..1m"},
+		{newBenchDedupCmd, []string{"--format", "x"}, "--format: x is not text or md"},
+		{newBenchAssignCmd, []string{"--format", "x"}, "--format: x is not text or md"},
+		{newBenchReportCmd, []string{"--redis-server", "/nonexistent/redis-server", "--quick"}, "redis server:"},
+	} {
+		cmd := tc.cmd()
+		var out bytes.Buffer
+		cmd.SetArgs(tc.args)
+		cmd.SetOut(&out)
+		cmd.SetErr(&out)
+		err := cmd.Execute()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s %v: %v, want an error containing %q", cmd.Name(), tc.args, err, tc.want)
+		}
+	}
+}

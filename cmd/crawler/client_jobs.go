@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
+
+	"github.com/crawler-dev/crawler/client"
+	"github.com/crawler-dev/crawler/cluster"
+)
+
+// warnPreviousRun tells the user when a job of the same name finished
+// within its dupefilter window: the pages it fetched are still duplicates,
+// so resubmitting an edited job fetches only new pages.
+func warnPreviousRun(cmd *cobra.Command, rdb redis.UniversalClient, cf clusterFlags, spec *cluster.JobSpec) {
+	window := spec.Dedup.Window.Std()
+	prev, err := client.PreviousRun(cmd.Context(), rdb, cf.keys(), spec.Name, window)
+	if err != nil || prev == nil {
+		return
+	}
+	finished, _ := time.Parse(time.RFC3339, prev.FinishedAt)
+	fmt.Fprintf(cmd.ErrOrStderr(), "warning: job %s finished %s ago and stored %d pages; its dupefilter remembers them for %s,\n"+
+		"  so they are duplicates now and only new pages will be fetched. To crawl everything again:\n"+
+		"  crawler client reset --job %s --yes, then submit.\n",
+		spec.Name, time.Since(finished).Round(time.Second), prev.Counters.Stored, window, spec.Name)
+}
+
+func newJobsCmd() *cobra.Command {
+	var (
+		cf     clusterFlags
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:     "jobs",
+		Short:   "List the submitted jobs with their state and counters",
+		Example: `  crawler client jobs --redis redis://10.0.0.1:6379/0`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			rdb, err := openRedis(cmd.Context(), cf.redis)
+			if err != nil {
+				return err
+			}
+			defer rdb.Close()
+			jobs, err := client.Jobs(cmd.Context(), rdb, cf.keys(), cf.maxSlaves)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSONLines(cmd.OutOrStdout(), jobs)
+			}
+			return printJobs(cmd.OutOrStdout(), jobs)
+		},
+	}
+	cf.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per job")
+	return cmd
+}
+
+func printJobs(w io.Writer, jobs []*client.Status) error {
+	if len(jobs) == 0 {
+		fmt.Fprintln(w, "no jobs")
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "JOB\tSTATE\tROUND\tDISCOVERED\tSTORED\tFAILED\tSKIPPED\tDUPLICATES\tQUEUED\tIN FLIGHT\tSUBMITTED\t")
+	for _, st := range jobs {
+		c := st.Counters
+		state := st.State
+		if st.Cancelling {
+			state += " (cancelling)"
+		} else if st.CancelledAt != "" {
+			state += " (cancelled)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", st.Job, state, st.Round, c.Discovered,
+			c.Stored, c.Failed, c.Skipped, c.Duplicates, c.Queued, c.InFlight, shortTime(st.SubmittedAt))
+	}
+	return tw.Flush()
+}
+
+func shortTime(rfc3339 string) string {
+	t, err := time.Parse(time.RFC3339Nano, rfc3339)
+	if err != nil {
+		return rfc3339
+	}
+	return t.Local().Format("2006-01-02 15:04")
+}
+
+func newCancelCmd() *cobra.Command {
+	var (
+		cf  clusterFlags
+		job string
+	)
+	cmd := &cobra.Command{
+		Use:   "cancel",
+		Short: "Stop a job: its master drops the tasks still queued (counted as cancelled) and finishes it",
+		Example: `  crawler client cancel --job news
+  crawler client cancel --job news && crawler client status --job news --wait`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if job == "" {
+				return errors.New("--job: a job name is required")
+			}
+			rdb, err := openRedis(cmd.Context(), cf.redis)
+			if err != nil {
+				return err
+			}
+			defer rdb.Close()
+			if err := client.Cancel(cmd.Context(), rdb, cf.keys(), job); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "job %s: cancel requested; its master stops it within a second (status --wait waits for it)\n", job)
+			return nil
+		},
+	}
+	cf.register(cmd)
+	cmd.Flags().StringVar(&job, "job", "", "job name")
+	return cmd
+}
+
+func newResetCmd() *cobra.Command {
+	var (
+		cf  clusterFlags
+		job string
+		yes bool
+	)
+	cmd := &cobra.Command{
+		Use:   "reset",
+		Short: "Forget a finished job: its state, counters and dupefilter (items in the store are kept)",
+		Long: `reset removes everything Redis keeps of a job that is not running: its spec,
+state, counters, seeds, dupefilter and near-duplicate index. Submitted again,
+the job fetches every page afresh instead of only what is new since the
+dupefilter window began. The items and failures already in MongoDB are kept.`,
+		Example: `  crawler client reset --job news          # asks for confirmation
+  crawler client reset --job news --yes`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if job == "" {
+				return errors.New("--job: a job name is required")
+			}
+			if !yes && !confirm(cmd, fmt.Sprintf("forget job %s and its dupefilter? [y/N] ", job)) {
+				return errors.New("not reset (confirm with y, or pass --yes)")
+			}
+			rdb, err := openRedis(cmd.Context(), cf.redis)
+			if err != nil {
+				return err
+			}
+			defer rdb.Close()
+			n, err := client.Reset(cmd.Context(), rdb, cf.keys(), job)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "job %s reset: %d keys removed\n", job, n)
+			return nil
+		},
+	}
+	cf.register(cmd)
+	cmd.Flags().StringVar(&job, "job", "", "job name")
+	cmd.Flags().BoolVar(&yes, "yes", false, "do not ask for confirmation")
+	return cmd
+}
+
+// confirm asks question on stderr and reads a yes from stdin.
+func confirm(cmd *cobra.Command, question string) bool {
+	fmt.Fprint(cmd.ErrOrStderr(), question)
+	line, _ := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')
+	answer := strings.ToLower(strings.TrimSpace(line))
+	return answer == "y" || answer == "yes"
+}

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crawler-dev/crawler/cluster"
+)
+
+// clusterFlags are the flags every process of one cluster must agree on.
+type clusterFlags struct {
+	redis     string
+	prefix    string
+	maxSlaves int
+}
+
+func (c *clusterFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&c.redis, "redis", defaultRedis, "Redis URL: redis://[user:pass@]host:port/db, a Redis Cluster as redis://h1:port,h2:port, or redis+sentinel://h1:26379,h2:26379/mastername")
+	f.StringVar(&c.prefix, "prefix", cluster.DefaultPrefix, "prefix of every Redis key of this cluster (the same on every host)")
+	f.IntVar(&c.maxSlaves, "max-slaves", cluster.DefaultMaxSlaves, "size a of the virtual node table: the most slaves the cluster may have (the same on every host)")
+}
+
+func (c *clusterFlags) keys() cluster.Keys { return cluster.Keys{Prefix: c.prefix} }
+
+// validate checks what the libraries do not: the prefix and max slaves.
+func (c *clusterFlags) validate() error {
+	switch {
+	case c.prefix == "" || len(c.prefix) > 64:
+		return fmt.Errorf("--prefix: %q must be 1-64 characters", c.prefix)
+	case c.maxSlaves < 1 || c.maxSlaves > 4096:
+		return fmt.Errorf("--max-slaves: %d is outside 1..4096", c.maxSlaves)
+	}
+	return nil
+}
+
+// fieldFlags maps the option fields of a library (master.Options.Tick) to
+// the flags that set them (--tick), so an error the library reports by
+// field reaches the user by flag.
+type fieldFlags map[string]string
+
+// name rewrites a *cluster.FieldError into the flag's terms; other errors
+// pass through.
+func (m fieldFlags) name(err error) error {
+	var fe *cluster.FieldError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	flag, ok := m[fe.Field]
+	if !ok {
+		return err
+	}
+	return fmt.Errorf("--%s: %v %s", flag, fe.Value, fe.Problem)
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/crawler-dev/crawler/internal/demosite"
+)
+
+// requestLog is a site's own record of the requests it answered: when each
+// started and how many were in flight at most.
+type requestLog struct {
+	mu       sync.Mutex
+	starts   []time.Time
+	robots   int
+	inflight int
+	peak     int
+}
+
+func (l *requestLog) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		l.mu.Lock()
+		if r.URL.Path == "/robots.txt" {
+			l.robots++
+			l.mu.Unlock()
+			h.ServeHTTP(w, r)
+			return
+		}
+		l.starts = append(l.starts, time.Now())
+		l.inflight++
+		l.peak = max(l.peak, l.inflight)
+		l.mu.Unlock()
+		defer func() { l.mu.Lock(); l.inflight--; l.mu.Unlock() }()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// busiestSecond is the most requests that started within any one second.
+func (l *requestLog) busiestSecond() int {
+	l.mu.Lock()
+	ts := append([]time.Time(nil), l.starts...)
+	l.mu.Unlock()
+	sort.Slice(ts, func(i, j int) bool { return ts[i].Before(ts[j]) })
+	most, lo := 0, 0
+	for hi := range ts {
+		for ts[hi].Sub(ts[lo]) >= time.Second {
+			lo++
+		}
+		most = max(most, hi-lo+1)
+	}
+	return most
+}
+
+// TestPoliteness_Cluster (issue 9): a master and three slaves, as real
+// processes, crawl one host with per_host_rps 20 and per_host_concurrency
+// 4. The site's own log never shows more than the rate plus its burst in
+// any one-second window, nor more than 4 requests in flight, and the
+// cluster fetched robots.txt once.
+func TestPoliteness_Cluster(t *testing.T) {
+	env := newClusterEnv(t)
+	site := demosite.New(demosite.Options{Details: 150, PerPage: 30, Overlap: 5, Delay: 150 * time.Millisecond})
+	log := &requestLog{}
+	srv := httptest.NewServer(log.wrap(site))
+	t.Cleanup(srv.Close)
+	job := strings.Replace(demosite.JobYAML("polite", srv.URL), "per_host_rps: 1000", "per_host_rps: 20", 1)
+	job = strings.Replace(job, "per_host_concurrency: 32", "per_host_concurrency: 4", 1)
+	if !strings.Contains(job, "per_host_rps: 20") || !strings.Contains(job, "per_host_concurrency: 4") {
+		t.Fatalf("could not set the budget in the job file:\n%s", job)
+	}
+	path := filepath.Join(t.TempDir(), "polite.yaml")
+	if err := os.WriteFile(path, []byte(job), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env.startMaster(t, "master")
+	for id := 0; id < 3; id++ {
+		env.startSlave(t, id)
+	}
+	env.waitSlaves(t, 0, 1, 2)
+	env.submit(t, "polite", path)
+	st := env.wait(t, "polite", 3*time.Minute)
+	checkCrawl(t, site, srv.URL, st, env.results(t, "polite"), env.failedURLs(t, "polite"))
+
+	burst := 2 // a tenth of a second's worth of the rate
+	most := log.busiestSecond()
+	if most > 20+burst {
+		t.Errorf("the site saw %d requests in one second; per_host_rps is 20 (burst %d)", most, burst)
+	}
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	if log.peak > 4 {
+		t.Errorf("the site saw %d requests in flight at once; per_host_concurrency is 4", log.peak)
+	}
+	if log.peak < 3 {
+		t.Errorf("never more than %d request in flight: the cap was not used", log.peak)
+	}
+	if log.robots != 1 {
+		t.Errorf("robots.txt was fetched %d times; the cluster shares one copy", log.robots)
+	}
+	t.Logf("%d requests, busiest second %d, peak in flight %d", len(log.starts), most, log.peak)
+}

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/metrics"
+	"github.com/crawler-dev/crawler/proxy"
+	"github.com/crawler-dev/crawler/statuspage"
+)
+
+// service is one part of a process that runs until its context ends.
+type service func(ctx context.Context) error
+
+// runServices runs the services until ctx ends or one of them fails; the
+// first failure stops the others and is returned.
+func runServices(ctx context.Context, services ...service) error {
+	g, gctx := errgroup.WithContext(ctx)
+	for _, s := range services {
+		if s != nil {
+			g.Go(func() error { return s(gctx) })
+		}
+	}
+	return g.Wait()
+}
+
+// metricsFlag is --metrics: where a process serves /metrics.
+type metricsFlag struct{ addr string }
+
+func (m *metricsFlag) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&m.addr, "metrics", "", "serve Prometheus /metrics on this address (e.g. "+metrics.DefaultAddr+"); empty: off")
+}
+
+// registry returns the process's metrics registry, or nil when --metrics
+// is off.
+func (m *metricsFlag) registry() (*metrics.Registry, error) {
+	if m.addr == "" {
+		return nil, nil
+	}
+	return metrics.New(metrics.DefaultOptions())
+}
+
+// serve is the metrics server as a service; nil when off. The server
+// binds before the process starts working, so a taken port fails at once.
+func (m *metricsFlag) serve(ctx context.Context, reg *metrics.Registry, log *zap.Logger) (service, error) {
+	if reg == nil || m.addr == "" {
+		return nil, nil
+	}
+	srv, err := metrics.Serve(ctx, m.addr, reg)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics: %w", err)
+	}
+	log.Info("serving metrics", zap.String("url", "http://"+srv.Addr()+"/metrics"))
+	return func(ctx context.Context) error {
+		<-ctx.Done()
+		return srv.Close()
+	}, nil
+}
+
+// instrument counts the process's Redis round trips in reg.
+func instrument(rdb redis.UniversalClient, reg *metrics.Registry, role metrics.Role, id int) {
+	if reg != nil {
+		rdb.AddHook(reg.Node(role, id).RedisHook())
+	}
+}
+
+// statusPage serves the status page on addr as a service; nil when addr
+// is empty.
+func statusPage(rdb redis.UniversalClient, cf clusterFlags, addr string, log *zap.Logger) (service, error) {
+	if addr == "" {
+		return nil, nil
+	}
+	ro := statuspage.DefaultRedisOptions()
+	ro.MaxSlaves = cf.maxSlaves
+	src, err := statuspage.NewRedisSource(rdb, cf.keys(), ro)
+	if err != nil {
+		return nil, fmt.Errorf("--http: %w", err)
+	}
+	so := statuspage.DefaultOptions()
+	so.Addr, so.Logger = addr, log
+	srv, err := statuspage.New(src, so)
+	if err != nil {
+		return nil, fmt.Errorf("--http: %w", fieldFlags{"Addr": "http"}.name(err))
+	}
+	log.Info("serving the status page", zap.String("url", srv.URL()))
+	return srv.Run, nil
+}
+
+// proxyFlags configure the proxy pool's validator.
+type proxyFlags struct {
+	sources     []string
+	checkURL    string
+	judgeURL    string
+	judgeListen string
+	min, max    int
+	refill      time.Duration
+}
+
+// proxyFlagNames maps proxy.Options fields to their flags.
+var proxyFlagNames = fieldFlags{"Sources": "proxy-source", "CheckURL": "proxy-check-url", "JudgeURL": "proxy-judge-url",
+	"MinSize": "proxy-min", "MaxSize": "proxy-max", "RefillInterval": "proxy-refill"}
+
+func (p *proxyFlags) register(cmd *cobra.Command) {
+	d := proxy.DefaultOptions()
+	f := cmd.Flags()
+	f.StringArrayVar(&p.sources, "proxy-source", nil, "a proxy list to validate into the pool: a file or an http(s) URL, one proxy per line (repeatable)")
+	f.StringVar(&p.checkURL, "proxy-check-url", "", "check proxies by fetching this URL through them instead of our judge")
+	f.StringVar(&p.judgeURL, "proxy-judge-url", "", "the public URL of the judge (--proxy-judge-listen) as proxies reach it")
+	f.StringVar(&p.judgeListen, "proxy-judge-listen", "", "serve the judge, which echoes what each proxy sends, on this address")
+	f.IntVar(&p.min, "proxy-min", d.MinSize, "read the sources again while fewer proxies are usable")
+	f.IntVar(&p.max, "proxy-max", d.MaxSize, "the most proxies the pool keeps")
+	f.DurationVar(&p.refill, "proxy-refill", d.RefillInterval, "how often the sources are read again while fewer than --proxy-min proxies are usable")
+}
+
+// validator returns the pool's validator as a service, and the judge it
+// serves; nil when no source is given.
+func (p *proxyFlags) validator(rdb redis.UniversalClient, keys cluster.Keys, reg *metrics.Registry, log *zap.Logger) (service, error) {
+	if len(p.sources) == 0 {
+		return nil, nil
+	}
+	opts := proxy.DefaultOptions()
+	opts.Sources, opts.CheckURL, opts.JudgeURL = p.sources, p.checkURL, p.judgeURL
+	opts.MinSize, opts.MaxSize, opts.RefillInterval, opts.Logger = p.min, p.max, p.refill, log
+	var judge *proxy.JudgeServer
+	if p.judgeListen != "" {
+		j, err := proxy.ServeJudge(p.judgeListen)
+		if err != nil {
+			return nil, fmt.Errorf("--proxy-judge-listen: %w", err)
+		}
+		judge = j
+		if opts.JudgeURL == "" {
+			opts.JudgeURL = j.URL()
+		}
+	}
+	v, err := proxy.NewValidator(rdb, keys, opts)
+	if err != nil {
+		if judge != nil {
+			_ = judge.Close()
+		}
+		return nil, proxyFlagNames.name(err)
+	}
+	pool, err := proxy.NewPool(rdb, keys, proxy.DefaultPoolOptions())
+	if err != nil {
+		return nil, err
+	}
+	log.Info("validating proxies", zap.Int("sources", len(p.sources)), zap.String("check", v.CheckURL()))
+	return func(ctx context.Context) error {
+		defer func() {
+			_ = v.Close()
+			if judge != nil {
+				_ = judge.Close()
+			}
+		}()
+		go countProxies(ctx, pool, reg)
+		return v.Run(ctx)
+	}, nil
+}
+
+// countProxies keeps the proxies-by-state gauge up to date.
+func countProxies(ctx context.Context, pool *proxy.Pool, reg *metrics.Registry) {
+	if reg == nil {
+		return
+	}
+	t := time.NewTicker(10 * time.Second)
+	defer t.Stop()
+	for {
+		if l, err := pool.List(ctx, true); err == nil {
+			reg.Proxies().SetStates(stateCounts(l))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

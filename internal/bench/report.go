@@ -1,0 +1,291 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ReportOptions configures the benchmark report, docs/benchmarks.md: every
+// benchmark run once, each on a Redis of its own when RedisServer is set.
+type ReportOptions struct {
+	// Binary is the crawler executable.
+	Binary string
+	// RedisServer is the redis-server executable to start for each
+	// benchmark; empty means the Redis at RedisURL.
+	RedisServer string
+	// RedisURL is the Redis used when RedisServer is empty.
+	RedisURL string
+	// DedupN are the fingerprint counts of the dupefilter comparison.
+	DedupN []int
+	// Dedup is the dupefilter comparison, N aside.
+	Dedup DedupOptions
+	// Assign is the assigner comparison.
+	Assign AssignOptions
+	// Crawls are the crawl benchmarks, one section each.
+	Crawls []CrawlOptions
+	// Idle is the idle-cost benchmark.
+	Idle IdleOptions
+	// Memory is the memory check.
+	Memory MemoryOptions
+	// Progress, when set, receives a line as each benchmark starts.
+	Progress io.Writer
+}
+
+// DefaultReportOptions are the report of `make bench`, about 12 minutes
+// on a 2-core machine: the dupefilter at 1M and 10M fingerprints, crawls
+// at 0 ms (1-8 slaves, 20,000 pages), at 200 ms over 8 hosts (1-8 slaves,
+// 600 pages each) and over 4 hosts (1-4 slaves, issue 9's case).
+func DefaultReportOptions() ReportOptions {
+	zero, slow, issue9 := DefaultCrawlOptions(), DefaultCrawlOptions(), DefaultCrawlOptions()
+	zero.Details, zero.Slaves, zero.Hosts = 20_000, []int{1, 2, 4, 8}, 8
+	slow.DetailsPerSlave, slow.Slaves, slow.Hosts = 600, []int{1, 2, 4, 8}, 8
+	slow.Latency, slow.Concurrency = 200*time.Millisecond, 8
+	issue9 = slow
+	issue9.Slaves, issue9.Hosts = []int{1, 2, 4}, 4
+	return ReportOptions{
+		RedisServer: "redis-server", RedisURL: "redis://127.0.0.1:6379/0",
+		DedupN: []int{1_000_000, 10_000_000}, Dedup: DedupOptions{Duration: 10 * time.Second},
+		Assign: AssignOptions{Keys: 1_000_000}, Crawls: []CrawlOptions{zero, slow, issue9},
+		Idle: DefaultIdleOptions(), Memory: DefaultMemoryOptions(),
+	}
+}
+
+// QuickReportOptions are a small report, to try the generator in a minute.
+func QuickReportOptions() ReportOptions {
+	o := DefaultReportOptions()
+	o.DedupN, o.Dedup.Duration, o.Assign.Keys = []int{20_000}, time.Second, 100_000
+	o.Crawls[0].Details, o.Crawls[0].Slaves = 400, []int{1, 2}
+	o.Crawls[1].DetailsPerSlave, o.Crawls[1].Slaves = 60, []int{1, 2}
+	o.Crawls = o.Crawls[:2]
+	o.Idle.Slaves, o.Idle.Duration = 2, 2*time.Second
+	o.Memory.Concurrency, o.Memory.PageBytes, o.Memory.Pages = 32, 1<<20, 64
+	return o
+}
+
+// report is one run of the report: its options and the results that the
+// goals table reads.
+type report struct {
+	opts    ReportOptions
+	w       io.Writer
+	crawls  []crawlRun
+	idle    []IdleResult
+	memory  *MemoryResult
+	scripts *scriptNames
+	redis   string // the Redis version
+}
+
+// Report runs every benchmark and writes the Markdown document to w.
+func Report(ctx context.Context, w io.Writer, opts ReportOptions) error {
+	start := time.Now()
+	r := &report{opts: opts, scripts: newScriptNames()}
+	var body strings.Builder
+	r.w = &body
+	for _, section := range []func(context.Context) error{r.dedup, r.assign, r.crawl, r.idleCost, r.memoryCheck} {
+		if err := section(ctx); err != nil {
+			return err
+		}
+	}
+	r.header(w, time.Since(start))
+	_, err := io.WriteString(w, body.String())
+	return err
+}
+
+func (r *report) progress(format string, args ...any) {
+	if r.opts.Progress != nil {
+		fmt.Fprintf(r.opts.Progress, "bench report: "+format+"\n", args...)
+	}
+}
+
+// withRedis runs fn on a Redis of its own, or on the shared one.
+func (r *report) withRedis(ctx context.Context, fn func(url string) error) error {
+	url, stop, err := UseRedis(ctx, r.opts.RedisServer, r.opts.RedisURL)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	if r.redis == "" {
+		if opts, err := redis.ParseURL(url); err == nil {
+			rdb := redis.NewClient(opts)
+			r.redis, _ = redisVersion(ctx, rdb)
+			rdb.Close()
+		}
+	}
+	return fn(url)
+}
+
+// command is the command line of a benchmark, as the document shows it.
+func (r *report) command(sub string, args []string) string {
+	parts := append([]string{"crawler", "bench", sub}, args...)
+	switch {
+	case sub == "assign":
+	case r.opts.RedisServer == "":
+		parts = append(parts, "--redis", r.opts.RedisURL)
+	default:
+		parts = append(parts, "--redis-server", r.opts.RedisServer)
+	}
+	return strings.Join(append(parts, "--format", "md"), " ")
+}
+
+// section writes a section's heading, command and tables.
+func (r *report) section(title, intro, command string, tables []Table) error {
+	fmt.Fprintf(r.w, "\n## %s\n\n%s\n\n```sh\n%s\n```\n\n", title, intro, command)
+	if err := WriteTables(r.w, FormatMarkdown, tables...); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (r *report) dedup(ctx context.Context) error {
+	for _, n := range r.opts.DedupN {
+		opts := r.opts.Dedup
+		opts.N = n
+		r.progress("dedup, %d fingerprints", n)
+		var rep DedupReport
+		err := r.withRedis(ctx, func(url string) error {
+			rdb, err := dialRedis(ctx, url)
+			if err != nil {
+				return err
+			}
+			defer rdb.Close()
+			rep, err = Dedup(ctx, rdb, opts)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("dedup %d: %w", n, err)
+		}
+		intro := "The dupefilter's modes against the scrapy-redis methods: (a) bloom, (a') bloom with every slice of " +
+			"the window full, (a'') the same with the master's in-process copies of the slices, " +
+			"(b) scrapy-redis-bloomfilter's GETBIT/SETBIT round trips, (c) scrapy-redis's SET, (d) exact."
+		if err := r.section(fmt.Sprintf("Dupefilter, %s fingerprints", count(n)), intro,
+			r.command("dedup", opts.Args()), DedupTables(rep)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func dialRedis(ctx context.Context, url string) (*redis.Client, error) {
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	rdb := redis.NewClient(opts)
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("redis: %w", err)
+	}
+	return rdb, nil
+}
+
+// count writes 1000000 as 1M and 20000 as 20k.
+func count(n int) string {
+	switch {
+	case n >= 1_000_000 && n%1_000_000 == 0:
+		return fmt.Sprintf("%dM", n/1_000_000)
+	case n >= 1000 && n%1000 == 0:
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return fmt.Sprint(n)
+}
+
+func (r *report) assign(context.Context) error {
+	r.progress("assign")
+	rep, err := Assign(r.opts.Assign)
+	if err != nil {
+		return err
+	}
+	intro := "Our two-level hash (rendezvous second level) against the paper's second level (live[h % n]), jump " +
+		"consistent hash and hash rings: speed, balance, and the share of URLs that move when a slave leaves or joins."
+	return r.section("Assigner", intro, r.command("assign", r.opts.Assign.Args()), []Table{AssignTable(rep)})
+}
+
+func (r *report) crawl(ctx context.Context) error {
+	for _, opts := range r.opts.Crawls {
+		opts.Binary, opts.scripts = r.opts.Binary, r.scripts
+		r.progress("crawl, %v latency, %v slaves", opts.Latency, opts.Slaves)
+		var results []CrawlResult
+		err := r.withRedis(ctx, func(url string) error {
+			opts.RedisURL = url
+			var err error
+			results, err = Crawl(ctx, opts)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		r.crawls = append(r.crawls, crawlRun{opts: opts, results: results})
+		intro := fmt.Sprintf("Real master and slave processes crawl a loopback site with %v latency per response, "+
+			"once per cluster size. The second table says where Redis's commands per page come from; the third, "+
+			"what each role sent.", opts.Latency)
+		title := fmt.Sprintf("Crawl, %v latency, %d hosts, slaves %s", opts.Latency, opts.Hosts, joinInts(opts.Slaves))
+		if err := r.section(title, intro, r.command("crawl", opts.Args()), CrawlTables(opts, results)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, ", ")
+}
+
+func (r *report) idleCost(ctx context.Context) error {
+	opts := r.opts.Idle
+	opts.Binary, opts.scripts = r.opts.Binary, r.scripts
+	r.progress("idle, %d slaves, %v", opts.Slaves, opts.Duration)
+	err := r.withRedis(ctx, func(url string) error {
+		opts.RedisURL = url
+		var err error
+		r.idle, err = Idle(ctx, opts)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	intro := "What a cluster with no job running costs Redis: a master and slaves started, measured with no job yet " +
+		"and again after a small job finished."
+	return r.section("Idle cluster", intro, r.command("idle", opts.Args()), IdleTables(r.idle))
+}
+
+func (r *report) memoryCheck(ctx context.Context) error {
+	opts := r.opts.Memory
+	opts.Binary = r.opts.Binary
+	r.progress("memory, concurrency %d, %s pages", opts.Concurrency, mib(int64(opts.PageBytes)))
+	var res MemoryResult
+	err := r.withRedis(ctx, func(url string) error {
+		opts.RedisURL = url
+		var err error
+		res, err = Memory(ctx, opts)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	r.memory = &res
+	intro := "A slave's memory must not grow with the pages it holds in flight."
+	return r.section("Memory", intro, r.command("memory", opts.Args()), []Table{MemoryTable(res)})
+}
+
+// header writes the title, the machine, the goals and how to run it again.
+func (r *report) header(w io.Writer, took time.Duration) {
+	where := "Each benchmark runs on a Redis of its own started for it (`--redis-server`), so that Redis's CPU " +
+		"and command counts are the benchmark's alone."
+	if r.opts.RedisServer == "" {
+		where = "The benchmarks ran on a shared Redis: other clients' commands and CPU may be in its numbers."
+	}
+	fmt.Fprintf(w, "# Benchmarks\n\nGenerated by `crawler bench report -o docs/benchmarks.md` (`make bench`) on %s in %v; "+
+		"do not edit by hand, run it again. %s\n\n## Machine\n\n",
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), took.Round(time.Second), where)
+	_ = WriteTables(w, FormatMarkdown, readMachine(r.redis).Table())
+	fmt.Fprintf(w, "\n## Goals\n\n")
+	_ = WriteTables(w, FormatMarkdown, r.goals())
+}

@@ -1,0 +1,33 @@
+-- frontier.tryFinish: mark a job's round finished if nothing is left. K:
+-- state, frontier, pages in progress, retry list, seeds, then per slave its
+-- queue and in-flight set. A: now (RFC 3339), the next round's time or ''
+-- for none, the state's field names (state, seeded, finished_at,
+-- next_round_at, cancel_requested) and the running and finished values.
+-- Reply 1 when finished, 2 when client cancel asked to stop the job (the
+-- master then cancels it: frontier.cancel), else 0. Nothing is left when
+-- every seed is queued, no list page waits or is in progress, no retried
+-- task waits to be routed, and no slave has a task queued or in flight.
+local now, nextRound = A[1], A[2]
+local fState, fSeeded, fFinished, fNext, fCancel, running, finished = A[3], A[4], A[5], A[6], A[7], A[8], A[9]
+if redis.call('HEXISTS', K[1], fCancel) == 1 then
+  return 2
+end
+if redis.call('HGET', K[1], fState) ~= running then
+  return 0
+end
+if tonumber(redis.call('HGET', K[1], fSeeded) or '0') < redis.call('LLEN', K[5]) then
+  return 0
+end
+if redis.call('LLEN', K[2]) > 0 or redis.call('ZCARD', K[3]) > 0 or redis.call('LLEN', K[4]) > 0 then
+  return 0
+end
+for i = 6, #K, 2 do
+  if redis.call('LLEN', K[i]) > 0 or redis.call('ZCARD', K[i + 1]) > 0 then
+    return 0
+  end
+end
+redis.call('HSET', K[1], fState, finished, fFinished, now)
+if nextRound ~= '' then
+  redis.call('HSET', K[1], fNext, nextRound)
+end
+return 1

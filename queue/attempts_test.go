@@ -1,0 +1,184 @@
+package queue
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// TestLeased_Attempts: each delivery of a task is counted, across lapsed
+// leases; a graceful hand-back does not count; the reason a holder gave up
+// travels with the next delivery; an acknowledgement forgets it all.
+func TestLeased_Attempts(t *testing.T) {
+	f := newFixture(t, 0, 2)
+	l := f.q.Slave(0)
+	first, err := l.Take(f.ctx, 1, 20*time.Millisecond)
+	if err != nil || len(first) != 1 {
+		t.Fatalf("Take = %+v, %v", first, err)
+	}
+	if first[0].Count != 1 || first[0].LastError != "" {
+		t.Errorf("first delivery = %+v, want count 1 and no reason", first[0])
+	}
+	if ok, err := l.Note(f.ctx, first[0].Entry, "store item: document too large"); err != nil || !ok {
+		t.Fatalf("Note = %v, %v; want recorded", ok, err)
+	}
+	eventually(t, 5*time.Second, "the lease lapses and is reclaimed", func() bool {
+		n, err := l.Reclaim(f.ctx)
+		return err == nil && n == 1
+	})
+	second, err := l.Take(f.ctx, 1, time.Minute)
+	if err != nil || len(second) != 1 {
+		t.Fatalf("Take = %+v, %v", second, err)
+	}
+	want := Delivery{Entry: first[0].Entry, Count: 2, LastError: "store item: document too large"}
+	if second[0] != want {
+		t.Errorf("second delivery = %+v, want %+v", second[0], want)
+	}
+
+	if n, err := l.Release(f.ctx, []string{second[0].Entry}); err != nil || n != 1 {
+		t.Fatalf("Release = %d, %v", n, err)
+	}
+	third, _ := l.Take(f.ctx, 1, time.Minute)
+	if len(third) != 1 || third[0].Count != 2 {
+		t.Errorf("after a hand-back the delivery = %+v, want count 2 (a release is not a delivery)", third)
+	}
+
+	if n, err := l.Requeue(f.ctx, []string{third[0].Entry}); err != nil || n != 1 {
+		t.Fatalf("Requeue = %d, %v", n, err)
+	}
+	fourth, _ := l.Take(f.ctx, 1, time.Minute)
+	if len(fourth) != 1 || fourth[0].Count != 3 {
+		t.Errorf("after a requeue the delivery = %+v, want count 3 (a failed attempt counts)", fourth)
+	}
+
+	if n, err := l.Ack(f.ctx, []Outcome{{Task: fourth[0].Entry}}); err != nil || n != 1 {
+		t.Fatalf("Ack = %d, %v", n, err)
+	}
+	if left := f.rdb.HGetAll(f.ctx, f.jk.TaskAttempts()).Val(); len(left) != 0 {
+		t.Errorf("attempts after Ack = %v, want none (bounded by the tasks in flight)", left)
+	}
+	if ok, err := l.Note(f.ctx, fourth[0].Entry, "late"); err != nil || ok {
+		t.Errorf("Note after Ack = %v, %v; want not recorded", ok, err)
+	}
+	if left := f.rdb.HLen(f.ctx, f.jk.TaskAttempts()).Val(); left != 0 {
+		t.Errorf("a late Note left %d fields", left)
+	}
+}
+
+// TestLeased_Done: finished frontier entries leave the in-flight set and
+// their attempts are forgotten.
+func TestLeased_Done(t *testing.T) {
+	f := newFixture(t, 1, 3)
+	l := f.q.Slave(1)
+	got := take(t, l, f.ctx, 2, time.Minute)
+	n, err := l.Done(f.ctx, append(got, "never taken"))
+	if err != nil || n != 2 {
+		t.Fatalf("Done = %d, %v; want 2", n, err)
+	}
+	if _, inflight := f.items(t, 1); len(inflight) != 0 {
+		t.Errorf("in flight after Done = %q", inflight)
+	}
+	if left := f.rdb.HLen(f.ctx, f.jk.TaskAttempts()).Val(); left != 0 {
+		t.Errorf("%d attempt fields left after Done", left)
+	}
+}
+
+// TestSlaveQueue_Ack_deadLetter: a task dead-lettered counts as failed and
+// as a dead letter, once.
+func TestSlaveQueue_Ack_deadLetter(t *testing.T) {
+	f := newFixture(t, 2, 1)
+	l := f.q.Slave(2)
+	got := take(t, l, f.ctx, 1, time.Minute)
+	out := []Outcome{{Task: got[0], Failed: true, DeadLetter: true}}
+	if n, err := l.Ack(f.ctx, out); err != nil || n != 1 {
+		t.Fatalf("Ack = %d, %v", n, err)
+	}
+	if n, _ := l.Ack(f.ctx, out); n != 0 {
+		t.Errorf("second Ack counted %d", n)
+	}
+	want := map[string]string{"failed": "1", "failed:2": "1", "dead_letters": "1"}
+	if got := f.stats(t); !reflect.DeepEqual(got, want) {
+		t.Errorf("stats = %v, want %v", got, want)
+	}
+}
+
+// TestQueue_Move: a dead slave's queued and in-flight tasks move to their
+// new slaves in one step; one acknowledged meanwhile does not move.
+func TestQueue_Move(t *testing.T) {
+	f := newFixture(t, 3, 4)
+	dead := f.q.Slave(3)
+	inflight := take(t, dead, f.ctx, 2, time.Minute)
+	if _, err := dead.Ack(f.ctx, []Outcome{{Task: inflight[1]}}); err != nil {
+		t.Fatal(err)
+	}
+	moves := []Move{{Task: inflight[0], To: 0}, {Task: inflight[1], To: 0}, {Task: f.tasks[2], To: 1}, {Task: f.tasks[3], To: 0}}
+	n, err := f.q.MoveFromSlave(f.ctx, 3, moves)
+	if err != nil || n != 3 {
+		t.Fatalf("MoveFromSlave = %d, %v; want 3 (the acknowledged one stays)", n, err)
+	}
+	q0, _ := f.items(t, 0)
+	q1, _ := f.items(t, 1)
+	q3, i3 := f.items(t, 3)
+	if !reflect.DeepEqual(q0, []string{inflight[0], f.tasks[3]}) || !reflect.DeepEqual(q1, []string{f.tasks[2]}) ||
+		len(q3)+len(i3) != 0 {
+		t.Errorf("after the move: slave 0 %q, slave 1 %q, slave 3 %q+%q", q0, q1, q3, i3)
+	}
+
+	f.rdb.RPush(f.ctx, f.jk.Retry(), "retried-task")
+	if n, err := f.q.MoveFromRetry(f.ctx, []Move{{Task: "retried-task", To: 1}}); err != nil || n != 1 {
+		t.Fatalf("MoveFromRetry = %d, %v", n, err)
+	}
+	if q1, _ := f.items(t, 1); len(q1) != 2 || q1[1] != "retried-task" {
+		t.Errorf("slave 1 after retry move = %q", q1)
+	}
+}
+
+// TestLeased_batches: Take, Ack and Done work a chunk of entries per
+// command; across chunk boundaries every delivery is still counted, a task
+// listed twice in one Ack counts once, and one no longer in flight not at
+// all.
+func TestLeased_batches(t *testing.T) {
+	const n = 1203 // more than two chunks of 500
+	f := newFixture(t, 0, n)
+	l := f.q.Slave(0)
+	// the same task queued twice in one Take counts as two deliveries
+	if err := f.rdb.RPush(f.ctx, f.jk.Queue(0), f.tasks[0]).Err(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.Take(f.ctx, n+1, time.Minute)
+	if err != nil || len(got) != n+1 {
+		t.Fatalf("Take = %d deliveries, %v; want %d", len(got), err, n+1)
+	}
+	for i, d := range got[:n] {
+		if d.Entry != f.tasks[i] || d.Count != 1 {
+			t.Fatalf("delivery %d = %+v, want %s counted once", i, d, f.tasks[i])
+		}
+	}
+	if last := got[n]; last.Entry != f.tasks[0] || last.Count != 2 {
+		t.Errorf("the task queued twice: second delivery %+v, want count 2", last)
+	}
+	if hl := f.rdb.HLen(f.ctx, f.jk.TaskAttempts()).Val(); hl != n {
+		t.Errorf("%d attempt fields, want %d", hl, n)
+	}
+
+	outcomes := []Outcome{{Task: f.tasks[1]}, {Task: f.tasks[1]}, {Task: "never taken"}}
+	for _, task := range f.tasks[2:] {
+		outcomes = append(outcomes, Outcome{Task: task})
+	}
+	if counted, err := l.Ack(f.ctx, outcomes); err != nil || counted != n-1 {
+		t.Fatalf("Ack = %d, %v; want %d (a task listed twice counts once)", counted, err, n-1)
+	}
+	if stored := f.stats(t)["stored"]; stored != fmt.Sprint(n-1) {
+		t.Errorf("stored = %s, want %d", stored, n-1)
+	}
+	if done, err := l.Done(f.ctx, []string{f.tasks[0], f.tasks[1]}); err != nil || done != 1 {
+		t.Errorf("Done = %d, %v; want 1 (only tasks[0] is still in flight)", done, err)
+	}
+	if _, inflight := f.items(t, 0); len(inflight) != 0 {
+		t.Errorf("%d tasks still in flight", len(inflight))
+	}
+	if hl := f.rdb.HLen(f.ctx, f.jk.TaskAttempts()).Val(); hl != 0 {
+		t.Errorf("%d attempt fields left", hl)
+	}
+}

@@ -1,0 +1,180 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// reclaimBatch is the most lapsed entries one Reclaim call moves.
+const reclaimBatch = 1000
+
+// LeasedKeys names the keys of one leased list. They must share a hash tag.
+type LeasedKeys struct {
+	// List holds the entries waiting, head first.
+	List string
+	// Inflight is a sorted set of the entries taken, scored by lease
+	// deadline (unix ms, Redis's clock).
+	Inflight string
+	// Attempts is a hash counting how often each entry was delivered, with
+	// the reason its last holder gave up; an entry that keeps coming back
+	// is poison, and its holder dead-letters it.
+	Attempts string
+}
+
+// Leased is a list of work with a sorted set of the entries taken from it,
+// scored by lease deadline: the pattern behind both the slave queues and the
+// master's list-page frontier.
+type Leased struct {
+	rdb  redis.UniversalClient
+	keys LeasedKeys
+}
+
+// NewLeased returns the leased list with the given keys.
+func NewLeased(rdb redis.UniversalClient, keys LeasedKeys) *Leased {
+	return &Leased{rdb: rdb, keys: keys}
+}
+
+// Delivery is an entry handed out by Take.
+type Delivery struct {
+	// Entry is the entry exactly as queued.
+	Entry string
+	// Count is how many times it has been delivered, this time included.
+	Count int
+	// LastError is the reason the last holder gave up on it (see Note), or
+	// "" when there is none.
+	LastError string
+}
+
+// Take moves up to n entries from the head of the list into the in-flight
+// set with the given lease and returns them with their delivery counts.
+func (l *Leased) Take(ctx context.Context, n int, lease time.Duration) ([]Delivery, error) {
+	res, err := takeScript.Run(ctx, l.rdb, []string{l.keys.List, l.keys.Inflight, l.keys.Attempts},
+		n, lease.Milliseconds()).Slice()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("take from %s: %w", l.keys.List, err)
+	}
+	out := make([]Delivery, 0, len(res)/3)
+	for i := 0; i+2 < len(res); i += 3 {
+		entry, _ := res[i].(string)
+		count, _ := res[i+1].(int64)
+		reason, _ := res[i+2].(string)
+		out = append(out, Delivery{Entry: entry, Count: int(count), LastError: reason})
+	}
+	return out, nil
+}
+
+// Entries returns the entries of deliveries.
+func Entries(ds []Delivery) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.Entry
+	}
+	return out
+}
+
+// Renew extends the lease of entries still in flight.
+func (l *Leased) Renew(ctx context.Context, entries []string, lease time.Duration) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	args := make([]any, 0, len(entries)+1)
+	args = append(args, lease.Milliseconds())
+	args = appendStrings(args, entries)
+	if err := renewScript.Run(ctx, l.rdb, []string{l.keys.Inflight}, args...).Err(); err != nil {
+		return fmt.Errorf("renew %d leases in %s: %w", len(entries), l.keys.Inflight, err)
+	}
+	return nil
+}
+
+// Reclaim puts entries whose lease lapsed back at the head of the list, for
+// redelivery, and returns how many it moved.
+func (l *Leased) Reclaim(ctx context.Context) (int, error) {
+	n, err := reclaimScript.Run(ctx, l.rdb, []string{l.keys.Inflight, l.keys.List}, reclaimBatch).Int()
+	if err != nil {
+		return 0, fmt.Errorf("reclaim %s: %w", l.keys.Inflight, err)
+	}
+	return n, nil
+}
+
+// Release hands entries still in flight back to the head of the list, for
+// a graceful shutdown that never started them: their delivery does not
+// count. It returns how many it moved.
+func (l *Leased) Release(ctx context.Context, entries []string) (int, error) {
+	return l.handBack(ctx, entries, true)
+}
+
+// Requeue hands entries still in flight back to the head of the list after
+// an attempt that did not finish them (or a holder that died): their
+// delivery counts, so an entry that always fails is dead-lettered in the
+// end. It returns how many it moved.
+func (l *Leased) Requeue(ctx context.Context, entries []string) (int, error) {
+	return l.handBack(ctx, entries, false)
+}
+
+func (l *Leased) handBack(ctx context.Context, entries []string, uncount bool) (int, error) {
+	if len(entries) == 0 {
+		return 0, nil
+	}
+	keys := []string{l.keys.Inflight, l.keys.List, l.keys.Attempts}
+	args := append([]any{flag(uncount)}, appendStrings(nil, entries)...)
+	n, err := releaseScript.Run(ctx, l.rdb, keys, args...).Int()
+	if err != nil {
+		return 0, fmt.Errorf("hand back %d entries of %s: %w", len(entries), l.keys.Inflight, err)
+	}
+	return n, nil
+}
+
+// Note records why the holder of entry could not finish it; the next
+// delivery carries the reason, so a dead-lettered entry says what went
+// wrong. It reports whether the entry was still in flight.
+func (l *Leased) Note(ctx context.Context, entry, reason string) (bool, error) {
+	n, err := noteScript.Run(ctx, l.rdb, []string{l.keys.Inflight, l.keys.Attempts}, entry, reason).Int()
+	if err != nil {
+		return false, fmt.Errorf("note failure in %s: %w", l.keys.Inflight, err)
+	}
+	return n == 1, nil
+}
+
+// Done removes finished entries from the in-flight set and forgets their
+// attempts; it returns how many were still in flight.
+func (l *Leased) Done(ctx context.Context, entries []string) (int, error) {
+	if len(entries) == 0 {
+		return 0, nil
+	}
+	keys := []string{l.keys.Inflight, l.keys.Attempts}
+	n, err := doneScript.Run(ctx, l.rdb, keys, appendStrings(nil, entries)...).Int()
+	if err != nil {
+		return 0, fmt.Errorf("finish %d entries of %s: %w", len(entries), l.keys.Inflight, err)
+	}
+	return n, nil
+}
+
+// Expiring returns the in-flight entries whose lease ends within d. A
+// holder that renews its entries' leases every d/2 or so finds here only
+// entries it does not know it holds: taken by a call whose reply was lost,
+// or by an earlier run of the same holder.
+func (l *Leased) Expiring(ctx context.Context, d time.Duration) ([]string, error) {
+	res, err := expiringScript.Run(ctx, l.rdb, []string{l.keys.Inflight}, d.Milliseconds()).StringSlice()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("list expiring entries of %s: %w", l.keys.Inflight, err)
+	}
+	return res, nil
+}
+
+func appendStrings(dst []any, ss []string) []any {
+	for _, s := range ss {
+		dst = append(dst, s)
+	}
+	return dst
+}
+
+// AttemptFields are the fields of the attempts hash that hold entry's
+// delivery count and last reason: a script that finishes an entry its own
+// way (the master's list-page commit) removes them in the same step.
+func AttemptFields(entry string) []string {
+	return []string{"n:" + entry, "e:" + entry}
+}

@@ -1,0 +1,99 @@
+-- SlaveQueue.Ack: acknowledge tasks in flight in KEYS[1] and count their
+-- outcomes in the job's stats hash KEYS[2]. KEYS[3] is the set of
+-- fingerprints of re-enqueued failed tasks, KEYS[4] the attempts hash.
+-- ARGV[1..9] are the stats field names: stored, failed, recovered,
+-- near_duplicates, retries, dead_letters, skipped, and this slave's stored
+-- and failed. Then per task seven values: the task; its outcome (s stored,
+-- f failed, k skipped, r stored after a retry, x failed again after a
+-- retry, q skipped after a retry); a near-duplicate flag (0/1); the
+-- retries it took; its fingerprint; a dead-letter flag (0/1: failed
+-- because it was delivered too often); the field counting why it was
+-- skipped ('' for none, e.g. skipped_not_html).
+-- A task no longer in flight (its lease lapsed and it was reclaimed) is
+-- not counted; nor is a retried task no longer in KEYS[3]. A retried page
+-- already counts as failed: stored now, it moves from failed to stored;
+-- failed again, it stays failed. The counts are summed here and written
+-- once per field. Reply the number counted.
+local stored, failed, recovered, near, retries, dead, skipped, storedSlave, failedSlave =
+  ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
+local sums, fields = {}, {}
+local function count(field, n)
+  if n ~= 0 then
+    if not sums[field] then
+      sums[field] = 0
+      fields[#fields + 1] = field
+    end
+    sums[field] = sums[field] + n
+  end
+end
+
+-- inflight[task] is true while the task is in flight and not yet counted
+-- by this call: one ZMSCORE and one ZREM per chunk, not a ZREM per task.
+local inflight, CHUNK = {}, 500
+for from = 10, #ARGV, 7 * CHUNK do
+  local tasks = {}
+  for i = from, math.min(from + 7 * CHUNK - 1, #ARGV), 7 do
+    tasks[#tasks + 1] = ARGV[i]
+  end
+  local scores = redis.call('ZMSCORE', KEYS[1], unpack(tasks))
+  local held = {}
+  for j, task in ipairs(tasks) do
+    if scores[j] and not inflight[task] then
+      inflight[task] = true
+      held[#held + 1] = task
+    end
+  end
+  if #held > 0 then
+    redis.call('ZREM', KEYS[1], unpack(held))
+  end
+end
+
+local counted = 0
+local attempts = {}
+for i = 10, #ARGV, 7 do
+  local task, code = ARGV[i], ARGV[i + 1]
+  local ok = inflight[task] == true
+  inflight[task] = nil -- a task listed twice is counted once
+  if ok then
+    attempts[#attempts + 1] = 'n:' .. task
+    attempts[#attempts + 1] = 'e:' .. task
+  end
+  if ok and (code == 'r' or code == 'x' or code == 'q') then
+    ok = redis.call('SREM', KEYS[3], ARGV[i + 4]) == 1
+  end
+  if ok then
+    if code == 's' or code == 'r' then
+      count(stored, 1)
+      count(storedSlave, 1)
+    elseif code == 'f' then
+      count(failed, 1)
+      count(failedSlave, 1)
+    elseif code == 'k' or code == 'q' then
+      count(skipped, 1)
+      if ARGV[i + 6] ~= '' then
+        count(ARGV[i + 6], 1)
+      end
+    end
+    if code == 'r' or code == 'q' then
+      count(failed, -1)
+    end
+    if code == 'r' then
+      count(recovered, 1)
+    end
+    if ARGV[i + 2] == '1' then
+      count(near, 1)
+    end
+    count(retries, tonumber(ARGV[i + 3]))
+    if ARGV[i + 5] == '1' then
+      count(dead, 1)
+    end
+    counted = counted + 1
+  end
+end
+if #attempts > 0 then
+  redis.call('HDEL', KEYS[4], unpack(attempts))
+end
+for _, field in ipairs(fields) do
+  redis.call('HINCRBY', KEYS[2], field, sums[field])
+end
+return counted

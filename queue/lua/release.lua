@@ -1,0 +1,19 @@
+-- Leased.Release and Leased.Requeue: hand back the entries in ARGV[2..]
+-- that are still in flight in KEYS[1], to the head of list KEYS[2]. With
+-- ARGV[1] = '1' (Release: a graceful shutdown handing back work it never
+-- started) the delivery does not count, so the count in attempts hash
+-- KEYS[3] goes back down; with '0' (Requeue: an attempt that failed, or a
+-- holder that died) it stays. Reply how many were handed back.
+local uncount = ARGV[1] == '1'
+local n = 0
+for i = 2, #ARGV do
+  local entry = ARGV[i]
+  if redis.call('ZREM', KEYS[1], entry) == 1 then
+    redis.call('LPUSH', KEYS[2], entry)
+    if uncount and redis.call('HINCRBY', KEYS[3], 'n:' .. entry, -1) <= 0 then
+      redis.call('HDEL', KEYS[3], 'n:' .. entry)
+    end
+    n = n + 1
+  end
+end
+return n

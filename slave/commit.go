@@ -1,0 +1,176 @@
+package slave
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/crawler-dev/crawler/neardup"
+	"github.com/crawler-dev/crawler/queue"
+	"github.com/crawler-dev/crawler/store"
+)
+
+// Committing items is batched: one near-duplicate script call per job, one
+// store write and one acknowledgement per batch, instead of one of each per
+// page. commitBatch is the most items in one batch, commitEvery how long an
+// item waits for others to share it.
+const (
+	commitBatch = 256
+	commitEvery = 10 * time.Millisecond
+)
+
+// BatchStore is an ItemStore that writes many items in one round trip
+// (store.Mongo). It returns one error per item, nil where it was stored.
+type BatchStore interface {
+	SaveItems(ctx context.Context, items []store.Item) []error
+}
+
+// pendingItem is an extracted item waiting to be committed.
+type pendingItem struct {
+	w       *work
+	item    store.Item
+	retries int
+}
+
+// committer commits the items of fetched pages in batches: it marks
+// near-duplicates, stores the items, and only then hands their outcomes to
+// the acker. A batch that cannot be committed (Redis or the store away)
+// lets its tasks go, to be delivered again.
+type committer struct {
+	s       *Slave
+	mu      sync.Mutex
+	pending []pendingItem
+	kick    chan struct{}
+	closed  chan struct{}
+	once    sync.Once
+}
+
+func newCommitter(s *Slave) *committer {
+	return &committer{s: s, kick: make(chan struct{}, 1), closed: make(chan struct{})}
+}
+
+// add queues an item; it never blocks.
+func (c *committer) add(w *work, it store.Item, retries int) {
+	c.mu.Lock()
+	c.pending = append(c.pending, pendingItem{w: w, item: it, retries: retries})
+	full := len(c.pending) >= commitBatch
+	c.mu.Unlock()
+	if full {
+		select {
+		case c.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// close asks run to commit what is left and return.
+func (c *committer) close() { c.once.Do(func() { close(c.closed) }) }
+
+// run commits batches until closed (then commits the rest) or ctx ends.
+func (c *committer) run(ctx context.Context) {
+	t := time.NewTicker(commitEvery)
+	defer t.Stop()
+	for {
+		closing := false
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.closed:
+			closing = true
+		case <-c.kick:
+		case <-t.C:
+		}
+		for batch := c.take(); len(batch) > 0; batch = c.take() {
+			c.commit(ctx, batch)
+		}
+		if closing {
+			return
+		}
+	}
+}
+
+func (c *committer) take() []pendingItem {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := min(len(c.pending), commitBatch)
+	batch := c.pending[:n:n]
+	c.pending = c.pending[n:]
+	return batch
+}
+
+// commit marks near-duplicates, stores the items and queues their
+// acknowledgements.
+func (c *committer) commit(ctx context.Context, batch []pendingItem) {
+	batch = c.markNear(ctx, batch)
+	errs := c.save(ctx, batch)
+	for i, p := range batch {
+		if errs[i] != nil {
+			c.s.letGo(ctx, p.w, fmt.Errorf("store item %s: %w", p.item.URL, errs[i]))
+			continue
+		}
+		if p.w.task.Retry {
+			if err := c.s.deps.Store.DeleteFailure(ctx, p.item.ID); err != nil {
+				c.s.letGo(ctx, p.w, fmt.Errorf("drop failure record of %s: %w", p.item.URL, err))
+				continue
+			}
+		}
+		c.s.acks.add(p.w.job, queue.Outcome{Task: p.w.raw, FP: p.w.task.FP, Retried: p.w.task.Retry,
+			NearDuplicate: p.item.NearDuplicateOf != "", Retries: p.retries})
+	}
+}
+
+// markNear looks the batch up in each job's near-duplicate index, one call
+// per job, and returns the items it could check; the others are let go.
+func (c *committer) markNear(ctx context.Context, batch []pendingItem) []pendingItem {
+	byJob := map[*job][]int{}
+	for i, p := range batch {
+		byJob[p.w.job] = append(byJob[p.w.job], i)
+	}
+	ok := make([]bool, len(batch))
+	for j, idx := range byJob {
+		entries := make([]neardup.Entry, len(idx))
+		for k, i := range idx {
+			entries[k] = neardup.Entry{ID: batch[i].item.URL, Hash: uint64(batch[i].item.Simhash)}
+		}
+		res, err := j.near.FindOrAdd(ctx, entries)
+		for k, i := range idx {
+			if err != nil {
+				c.s.letGo(ctx, batch[i].w, fmt.Errorf("near-duplicate check of %s: %w", batch[i].item.URL, err))
+				continue
+			}
+			batch[i].item.NearDuplicateOf = res[k].Of
+			ok[i] = true
+		}
+	}
+	kept := batch[:0]
+	for i, p := range batch {
+		if ok[i] {
+			kept = append(kept, p)
+		}
+	}
+	return kept
+}
+
+// save stores the items: in one round trip where the store can, else
+// concurrently (the file store commits concurrent lines together).
+func (c *committer) save(ctx context.Context, batch []pendingItem) []error {
+	items := make([]store.Item, len(batch))
+	for i, p := range batch {
+		items[i] = p.item
+	}
+	if bs, ok := c.s.deps.Store.(BatchStore); ok {
+		return bs.SaveItems(ctx, items)
+	}
+	errs := make([]error, len(items))
+	var wg sync.WaitGroup
+	for i := range items {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = c.s.deps.Store.SaveItem(ctx, items[i])
+		}()
+	}
+	wg.Wait()
+	return errs
+}

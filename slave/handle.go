@@ -1,0 +1,180 @@
+package slave
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/downloader"
+	"github.com/crawler-dev/crawler/extract"
+	"github.com/crawler-dev/crawler/fetch"
+	"github.com/crawler-dev/crawler/neardup"
+	"github.com/crawler-dev/crawler/queue"
+	"github.com/crawler-dev/crawler/store"
+)
+
+// work is one task the slave holds: taken from its queue, not yet
+// acknowledged.
+type work struct {
+	job  *job
+	raw  string
+	task cluster.Task
+	// deliveries is how many times the task has been taken, and lastError
+	// why its last holder gave up on it.
+	deliveries int
+	lastError  string
+}
+
+// handle settles what the downloader made of a task: a fetched page's item
+// goes to the committer (near-duplicates, store, then acknowledgement in
+// batches); anything else is recorded and acknowledged. A cancelled task
+// stays held, to be handed back.
+func (s *Slave) handle(ctx context.Context, res downloader.Result) {
+	w := res.Request.Item.(*work)
+	switch res.Kind {
+	case downloader.Cancelled:
+		return
+	case downloader.Fetched:
+		item, err := s.extractItem(w, res.Page)
+		res.Page.Release()
+		if err != nil {
+			s.settle(ctx, w, s.failure(w, err, res.Tries, false), queue.Outcome{Failed: true})
+			return
+		}
+		s.commits.add(w, item, res.Tries-1)
+	case downloader.Failed:
+		s.settle(ctx, w, s.failure(w, res.Err, res.Tries, res.Transient), queue.Outcome{Failed: true, Retries: max(res.Tries-1, 0)})
+	default: // skipped on purpose
+		f := s.failure(w, res.Err, res.Tries, false)
+		f.Kind = res.Kind.String()
+		s.settle(ctx, w, f, queue.Outcome{Skipped: skipStat(res.Kind), Retries: max(res.Tries-1, 0)})
+	}
+}
+
+// skipStat is the counter of why a page was skipped.
+func skipStat(k downloader.Kind) string {
+	switch k {
+	case downloader.NotHTML:
+		return cluster.StatSkippedNotHTML
+	case downloader.Disallowed:
+		return cluster.StatSkippedRobots
+	}
+	return cluster.StatSkippedOffsite
+}
+
+// settle records a page that yields no item and acknowledges its task. If
+// the record cannot be written, the task is let go (see letGo).
+func (s *Slave) settle(ctx context.Context, w *work, f store.Failure, out queue.Outcome) {
+	if err := s.deps.Store.SaveFailure(ctx, f); err != nil {
+		s.letGo(ctx, w, fmt.Errorf("store failure of %s: %w", w.task.URL, err))
+		return
+	}
+	out.Task, out.FP, out.Retried = w.raw, w.task.FP, w.task.Retry
+	s.acks.add(w.job, out)
+}
+
+// letGo gives up on finishing a task for a reason that is not the page's
+// (Redis or the store is away): nothing is recorded against the page, the
+// reason is noted on the task, and it is no longer held, so the next orphan
+// sweep hands it back for another delivery.
+func (s *Slave) letGo(ctx context.Context, w *work, cause error) {
+	if ctx.Err() != nil {
+		return // shutting down: handBack returns it uncounted
+	}
+	s.log.Warn("task not finished; it will be delivered again", zap.String("job", w.job.name),
+		zap.Int("deliveries", w.deliveries), zap.Error(cause))
+	if _, err := w.job.queue.Note(ctx, w.raw, cause.Error()); err != nil {
+		s.log.Warn("note why a task was not finished", zap.Error(err))
+	}
+	s.held.remove(w.job, w.raw)
+}
+
+// failure is the record of a page that yields no item.
+func (s *Slave) failure(w *work, cause error, tries int, transient bool) store.Failure {
+	t := w.task
+	f := store.Failure{
+		ID: store.ItemID(t.Job, t.FP), URL: t.URL, Job: t.Job, Kind: store.KindDetail,
+		Reason: cause.Error(), Transient: transient, Attempts: tries,
+		FailedAt: time.Now().UTC(), Round: t.Round, Referer: t.Referer,
+	}
+	var fe *fetch.Error
+	if errors.As(cause, &fe) {
+		f.Status = fe.Status
+	}
+	return f
+}
+
+// extractItem extracts the job's fields from the page; an error is the
+// page's (it cannot be parsed).
+func (s *Slave) extractItem(w *work, page *fetch.Page) (store.Item, error) {
+	doc, err := extract.Parse(page.URL, page.Body)
+	if err != nil {
+		return store.Item{}, err
+	}
+	fields := doc.Fields(w.job.spec.Fields)
+	text := fieldText(fields)
+	if text == "" {
+		text = doc.Text()
+	}
+	t := w.task
+	return store.Item{
+		ID: store.ItemID(t.Job, t.FP), URL: t.URL, FinalURL: finalURL(t.URL, page.URL), Job: t.Job, Fields: fields,
+		FetchedAt: time.Now().UTC(), Status: page.Status, Fingerprint: t.FP, Round: t.Round,
+		Simhash: int64(neardup.Simhash(text)), Referer: t.Referer, Slave: s.opts.ID,
+	}, nil
+}
+
+// finalURL is the page's URL after redirects, when it differs.
+func finalURL(asked, got string) string {
+	if got == asked {
+		return ""
+	}
+	return got
+}
+
+// fieldText joins the extracted text in field-name order, for the simhash.
+func fieldText(fields map[string]any) string {
+	names := make([]string, 0, len(fields))
+	for n := range fields {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, n := range names {
+		switch v := fields[n].(type) {
+		case string:
+			b.WriteString(v)
+		case []string:
+			b.WriteString(strings.Join(v, " "))
+		}
+		b.WriteByte(' ')
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// settleUnfetchable records a task that is not fetched at all: one nobody
+// can decode, or one delivered more than MaxDeliveries times without an
+// outcome (its store write always fails, say), with the reason its last
+// holder gave up, so one poison task cannot keep a job running.
+func (s *Slave) settleUnfetchable(ctx context.Context, w *work, decodeErr error) {
+	if decodeErr != nil {
+		sum := sha1.Sum([]byte(w.raw))
+		w.task = cluster.Task{Job: w.job.name, URL: w.raw, FP: "undecodable-" + hex.EncodeToString(sum[:8])}
+		s.settle(ctx, w, s.failure(w, decodeErr, 0, false), queue.Outcome{Failed: true})
+		return
+	}
+	reason := w.lastError
+	if reason == "" {
+		reason = "no reason recorded (a holder died or froze with it)"
+	}
+	cause := fmt.Errorf("dead-lettered after %d deliveries without an outcome; last: %s", w.deliveries-1, reason)
+	s.settle(ctx, w, s.failure(w, cause, 0, false), queue.Outcome{Failed: true, DeadLetter: true})
+}

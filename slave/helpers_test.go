@@ -1,0 +1,142 @@
+package slave
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/crawler-dev/crawler/canon"
+	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/store"
+)
+
+// page serves one small HTML page on loopback for the test's duration.
+func page(t *testing.T) *httptest.Server {
+	t.Helper()
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte("<html><body><h1>A page</h1></body></html>"))
+	}))
+	t.Cleanup(site.Close)
+	return site
+}
+
+// runningJob writes a running job named name to Redis the way a master
+// leaves it, and queues tasks for slave 0 at the given paths of base.
+func runningJob(t *testing.T, ctx context.Context, rdb *redis.Client, keys cluster.Keys, name, base string, paths ...string) cluster.JobKeys {
+	t.Helper()
+	spec := cluster.DefaultJobSpec()
+	spec.Name, spec.Seeds, spec.AllowPrivateNetworks = name, []string{base + "/list"}, true
+	spec.DetailLink = &cluster.LinkRule{CSS: "a"}
+	spec.Fields = map[string]cluster.FieldRule{"title": {CSS: "h1"}}
+	spec.ApplyDefaults()
+	raw, _ := json.Marshal(&spec)
+	jk := keys.Job(name)
+	rdb.Set(ctx, jk.Spec(), raw, 0)
+	rdb.HSet(ctx, jk.State(), cluster.StateField, cluster.StateRunning, cluster.StateSubmittedAt, "t0")
+	rdb.ZAdd(ctx, keys.Jobs(), redis.Z{Score: 1, Member: name})
+	for _, p := range paths {
+		rdb.RPush(ctx, jk.Queue(0), taskFor(name, base+p))
+	}
+	return jk
+}
+
+func taskFor(job, url string) string {
+	fp := canon.RequestFingerprint("GET", url, nil)
+	return cluster.Task{URL: url, FP: fp.String(), Job: job}.Encode()
+}
+
+// runSlave runs a slave until the test ends.
+func runSlave(t *testing.T, ctx context.Context, opts Options, deps Deps) {
+	t.Helper()
+	s, err := New(opts, deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.Run(runCtx) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+}
+
+// jsonlStore opens a JSON Lines store in the test's directory.
+func jsonlStore(t *testing.T) *store.JSONL {
+	t.Helper()
+	items, _ := jsonlStoreAt(t)
+	return items
+}
+
+// jsonlStoreAt is jsonlStore that also returns the items file's path.
+func jsonlStoreAt(t *testing.T) (*store.JSONL, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "items.jsonl")
+	items, err := store.OpenJSONL(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = items.Close() })
+	return items, path
+}
+
+// waitFor polls cond every 20ms until it holds or timeout passes.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %s: %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// brokenItems is a real store whose item writes always fail, as a write
+// MongoDB refuses for good would (a document over 16 MB, say).
+type brokenItems struct {
+	ItemStore
+	attempts atomic.Int64
+}
+
+var errTooLarge = errors.New("document too large")
+
+func (b *brokenItems) SaveItem(context.Context, store.Item) error {
+	b.attempts.Add(1)
+	return errTooLarge
+}
+
+// failingScripts makes the first n script calls whose script matches fail,
+// as a Redis that is away would; a hook beside the real Redis.
+type failingScripts struct {
+	n     atomic.Int64
+	match func(cmd redis.Cmder) bool
+}
+
+func (f *failingScripts) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (f *failingScripts) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if f.match(cmd) && f.n.Add(-1) >= 0 {
+			err := errors.New("connection reset by peer (injected)")
+			cmd.SetErr(err)
+			return err
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (f *failingScripts) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
