@@ -7,9 +7,19 @@
 // a judge (Judge: an endpoint that echoes the caller's address, headers and
 // a random token, which catches tampering and transparent proxies) on a
 // schedule of its own. Failing proxies are backed off exponentially with
-// jitter and removed after a few failed rounds; when nearly all checks fail
-// at once a circuit breaker keeps the pool and says so. One lease in Redis
-// lets one validator work at a time across masters.
+// jitter and removed after a few failed rounds; when the check URL cannot
+// be reached directly, or nearly all the proxies usable lately (usable, or
+// evicted by real traffic and not yet removed) fail at once, a circuit
+// breaker keeps the pool and says so. One lease in Redis lets one
+// validator work at a time across masters: a round renews it as it goes,
+// and the script that records results checks it, so a validator that lost
+// it writes nothing (ErrLeaseLost).
+//
+// The default judge listens on loopback, where only proxies on this host
+// can reach it. Proxies on other addresses are then not checked at all:
+// they wait with a reason naming the flags to set (--proxy-judge-url or
+// --proxy-check-url), each such round logs an error, and none is removed
+// for it.
 //
 // A Pool is what fetchers use: Pick chooses a proxy for one request in one
 // atomic script (weighted random among the best, minus those cooling down,

@@ -39,10 +39,11 @@ func starter(t *testing.T) func(*proxytest.Server, error) *proxytest.Server {
 	}
 }
 
-// site is a loopback target that counts its hits.
+// site is a loopback target that counts its hits, and the hits that no
+// proxytest proxy relayed.
 type site struct {
 	*httptest.Server
-	hits atomic.Int64
+	hits, direct atomic.Int64
 }
 
 func newSite(t *testing.T) *site {
@@ -50,6 +51,9 @@ func newSite(t *testing.T) *site {
 	s := &site{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.hits.Add(1)
+		if r.Header.Get(proxytest.ProxiedBy) == "" {
+			s.direct.Add(1)
+		}
 		fmt.Fprintf(w, "<html><body>page %s</body></html>", r.URL.Path)
 	}))
 	t.Cleanup(s.Close)

@@ -110,8 +110,8 @@ func TestValidator_Breaker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.Breaker.Open || !b.Open || !strings.Contains(b.Reason, "5 of 5 usable proxies failed") {
-		t.Errorf("breaker = %+v (round %+v), want open: 5 of 5 usable proxies failed", b, r.Breaker)
+	if !r.Breaker.Open || !b.Open || !strings.Contains(b.Reason, "5 of 5 proxies usable lately failed") {
+		t.Errorf("breaker = %+v (round %+v), want open: 5 of 5 proxies usable lately failed", b, r.Breaker)
 	}
 	if n, _ := pool.Size(ctxT(t)); n != 5 {
 		t.Errorf("%d usable after the breaker opened, want the pool kept (5)", n)

@@ -99,7 +99,8 @@ func (p *Pool) List(ctx context.Context, all bool) (*Listing, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Listing{Usable: int64(len(usable.Val())), Tracked: int64(len(next)), Removed: int64(len(grave.Val()))}
+	l := &Listing{Proxies: []Entry{}, // [] in JSON, never null
+		Usable: int64(len(usable.Val())), Tracked: int64(len(next)), Removed: int64(len(grave.Val()))}
 	l.fillStatus(status.Val())
 	for _, e := range entries {
 		if e.State == "" || (!all && e.State != StateUsable) {

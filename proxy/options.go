@@ -23,6 +23,9 @@ type Options struct {
 	// proxy. It must be reachable from the proxies. Empty with CheckURL
 	// empty: the validator serves a judge on a loopback port itself,
 	// which only proxies on this host can reach (tests, a single host).
+	// With the judge on loopback, proxies not on loopback are not checked
+	// (they could only fail): they wait with a reason saying which flag to
+	// set, each round logs an error, and none is removed for it.
 	JudgeURL string
 	// CheckURL, when set, replaces the judge with a plain URL: a check
 	// passes on a 2xx answer, and anonymity is not known.
@@ -54,15 +57,24 @@ type Options struct {
 	// Default 8.
 	ProxyConcurrency int
 	// Lease is the validator lease's TTL; only one validator runs across
-	// masters. It must exceed CheckTimeout. Default 30s.
+	// masters. A round renews it every third of it, and its results are
+	// recorded only while it holds it. It must exceed CheckTimeout.
+	// Default 30s.
 	Lease time.Duration
 	// Tick is how often Run looks for due checks. Default 1s.
 	Tick time.Duration
 	// BreakerMinChecks and BreakerRatio open the circuit breaker when at
-	// least BreakerMinChecks usable proxies are checked in one batch and at
+	// least BreakerMinChecks proxies usable lately (usable now, or evicted
+	// by real traffic and not yet removed) are checked in one batch and at
 	// least BreakerRatio of them fail. Defaults 5 and 0.9.
 	BreakerMinChecks int
 	BreakerRatio     float64
+	// ProvenWindow is how long after its last passed check a proxy that is
+	// no longer usable still counts towards the breaker: its failing then
+	// hints at our network rather than at the proxy. Past it, the proxy is
+	// judged on its own (and removed after MaxFailedRounds) even while the
+	// breaker is open. Default 1h.
+	ProvenWindow time.Duration
 	// Graveyard is how long a removed proxy is remembered (listed with its
 	// reason, and not admitted again from the sources). Default 24h.
 	Graveyard time.Duration
@@ -80,7 +92,7 @@ func DefaultOptions() Options {
 		CheckTimeout: 10 * time.Second, Concurrency: 64, Recheck: 5 * time.Minute,
 		BackoffBase: time.Minute, BackoffMax: 30 * time.Minute, MaxFailedRounds: 3,
 		MaxSize: 1000, MinSize: 20, MinAnonymity: Anonymous, ProxyConcurrency: 8,
-		Lease: 30 * time.Second, Tick: time.Second, BreakerMinChecks: 5, BreakerRatio: 0.9,
+		Lease: 30 * time.Second, Tick: time.Second, BreakerMinChecks: 5, BreakerRatio: 0.9, ProvenWindow: time.Hour,
 		Graveyard: 24 * time.Hour,
 	}
 }
@@ -134,7 +146,7 @@ func (o Options) validateTimes() error {
 		name string
 		v    time.Duration
 	}{{"SourceInterval", o.SourceInterval}, {"RefillInterval", o.RefillInterval},
-		{"CheckTimeout", o.CheckTimeout}, {"Recheck", o.Recheck}, {"BackoffBase", o.BackoffBase},
+		{"CheckTimeout", o.CheckTimeout}, {"Recheck", o.Recheck}, {"BackoffBase", o.BackoffBase}, {"ProvenWindow", o.ProvenWindow},
 		{"Tick", o.Tick}, {"Graveyard", o.Graveyard}} {
 		if d.v < time.Millisecond {
 			return cluster.Invalid(d.name, d.v, "is below 1ms")

@@ -118,7 +118,8 @@ func (p Picked) URL() *url.URL { return p.Proxy.URL() }
 // are not in exclude (the ones a retry already went through), not cooling
 // down after a timeout, not banned for target's host, at their own
 // concurrency cap, nor, for an https target, unable to CONNECT. It returns
-// ErrEmpty when the pool holds no usable proxy and ErrUnavailable when none
+// ErrEmpty when the pool holds no usable proxy, ErrBusy when the proxies that
+// could serve the request are at their caps, and ErrUnavailable when none
 // of them is free for this request.
 func (p *Pool) Pick(ctx context.Context, target *url.URL, exclude []ID) (Picked, error) {
 	host := hostKey(target)

@@ -60,7 +60,7 @@ func TestPool_Pick(t *testing.T) {
 		ps := seedPool(t, rdb, keys, 3, 1, nil)
 
 		// The best first; a proxy at its cap (1) is skipped; none free is
-		// ErrUnavailable; a report frees the slot.
+		// ErrBusy; a report frees the slot.
 		var picks []Picked
 		for i := range 3 {
 			p, err := best1.Pick(ctx, target, nil)
@@ -72,8 +72,8 @@ func TestPool_Pick(t *testing.T) {
 			}
 			picks = append(picks, p)
 		}
-		if _, err := best1.Pick(ctx, target, nil); !errors.Is(err, ErrUnavailable) {
-			t.Fatalf("Pick with every proxy at its cap = %v, want ErrUnavailable", err)
+		if _, err := best1.Pick(ctx, target, nil); !errors.Is(err, ErrBusy) {
+			t.Fatalf("Pick with every proxy at its cap = %v, want ErrBusy", err)
 		}
 		if err := best1.Report(ctx, picks[0], Success(10*time.Millisecond)); err != nil {
 			t.Fatal(err)

@@ -27,7 +27,8 @@ const (
 )
 
 // Breaker is the validator's circuit breaker. It opens when the check URL
-// cannot be reached directly, or when nearly all usable proxies fail their
+// cannot be reached directly, or when nearly all the proxies usable lately
+// (usable now, or evicted by real traffic and not yet removed) fail their
 // checks at once; while open, failed checks change nothing (the pool is
 // kept) and are tried again after BackoffBase.
 type Breaker struct {
@@ -93,12 +94,16 @@ func (v *Validator) admit(ctx context.Context, ps []Proxy) (admitted, full int, 
 type dueProxy struct {
 	id     ID
 	proxy  Proxy // zero if the stored URL does not parse
-	usable bool
+	proven bool  // usable now, or usable once and not removed since
 }
 
-// checkDue checks due proxies batch by batch until none is due.
+// batchWaves is how many rounds of Concurrency checks one batch holds.
+const batchWaves = 4
+
+// checkDue checks due proxies batch by batch until none is due. The lease
+// is kept meanwhile (keepLease): ctx ends if it is lost.
 func (v *Validator) checkDue(ctx context.Context, r *RoundStats) error {
-	limit := v.opts.Concurrency * 4
+	limit := v.opts.Concurrency * batchWaves
 	var probeErr error
 	for first := true; ctx.Err() == nil; first = false {
 		batch, err := v.due(ctx, limit)
@@ -109,6 +114,9 @@ func (v *Validator) checkDue(ctx context.Context, r *RoundStats) error {
 			probeErr = v.checker.direct(ctx)
 		}
 		results := v.checkAll(ctx, batch, probeErr)
+		if ctx.Err() != nil {
+			break // the checks were cut short: record nothing
+		}
 		verdicts := v.judgeBatch(batch, results, probeErr)
 		removed, err := v.record(ctx, batch, results, verdicts)
 		if err != nil {
@@ -118,16 +126,17 @@ func (v *Validator) checkDue(ctx context.Context, r *RoundStats) error {
 		if len(batch) < limit {
 			return nil
 		}
-		if err := v.lease(ctx); err != nil {
-			return err
-		}
 	}
-	return ctx.Err()
+	return context.Cause(ctx)
 }
 
 func count(r *RoundStats, results []CheckResult, verdicts []string, removed int) {
 	for i, res := range results {
-		if verdicts[i] == verdictHold && !res.OK {
+		switch {
+		case verdicts[i] == verdictUnreachable:
+			r.Unreachable++
+			continue
+		case verdicts[i] == verdictHold && !res.OK:
 			continue
 		}
 		r.Checked++
@@ -140,33 +149,38 @@ func count(r *RoundStats, results []CheckResult, verdicts []string, removed int)
 	r.Removed += removed
 }
 
+// due takes the next batch of due proxies, holding each back long enough
+// for the whole batch to be checked.
 func (v *Validator) due(ctx context.Context, limit int) ([]dueProxy, error) {
-	hold := 3 * v.opts.CheckTimeout
-	res, err := dueScript.Run(ctx, v.rdb, []string{v.keys.Schedule(), v.keys.URLs(), v.keys.Usable()},
-		limit, hold.Milliseconds()).StringSlice()
+	hold := (batchWaves + 1) * v.opts.CheckTimeout
+	keys := []string{v.keys.Schedule(), v.keys.URLs(), v.keys.Usable(), v.keys.Record("")}
+	res, err := dueScript.Run(ctx, v.rdb, keys, withNames(limit, hold.Milliseconds(), v.opts.ProvenWindow.Milliseconds())...).StringSlice()
 	if err != nil {
 		return nil, fmt.Errorf("due proxies: %w", err)
 	}
 	out := make([]dueProxy, 0, len(res)/3)
 	for i := 0; i+2 < len(res); i += 3 {
 		p, _ := Parse(res[i+1])
-		out = append(out, dueProxy{id: ID(res[i]), proxy: p, usable: res[i+2] == "1"})
+		out = append(out, dueProxy{id: ID(res[i]), proxy: p, proven: res[i+2] == "1"})
 	}
 	return out, nil
 }
 
 // checkAll checks a batch, Concurrency at a time. With the check URL
-// unreachable directly nothing is checked.
+// unreachable directly nothing is checked, nor are the proxies that cannot
+// reach the judge.
 func (v *Validator) checkAll(ctx context.Context, batch []dueProxy, probeErr error) []CheckResult {
 	results := make([]CheckResult, len(batch))
 	var g errgroup.Group
 	g.SetLimit(v.opts.Concurrency)
 	for i, d := range batch {
 		switch {
-		case probeErr != nil:
-			results[i] = CheckResult{Proxy: d.proxy, Reason: probeErr.Error()}
 		case d.proxy.IsZero():
 			results[i] = CheckResult{Reason: "stored URL does not parse", Hard: true}
+		case v.checker.unreachable(d.proxy):
+			results[i] = CheckResult{Proxy: d.proxy, Reason: reasonJudgeUnreachable}
+		case probeErr != nil:
+			results[i] = CheckResult{Proxy: d.proxy, Reason: probeErr.Error()}
 		default:
 			g.Go(func() error {
 				results[i] = v.checker.check(ctx, d.proxy)
@@ -178,31 +192,29 @@ func (v *Validator) checkAll(ctx context.Context, batch []dueProxy, probeErr err
 	return results
 }
 
-// judgeBatch turns check results into verdicts and moves the breaker:
-// while it is open, nothing but a pass changes a proxy.
+// judgeBatch turns check results into verdicts and moves the breaker.
+// The breaker judges the direct probe and the checks of proven proxies
+// (usable now, or lately: evicted by real traffic, say), not of new
+// candidates: a list of junk failing is no sign that our network is down,
+// while every proven proxy failing at once is. While it is open, nothing
+// but a pass changes a proxy.
 func (v *Validator) judgeBatch(batch []dueProxy, results []CheckResult, probeErr error) []string {
+	verdicts := make([]string, len(results))
 	checked, failed := 0, 0
 	for i, d := range batch {
-		if d.usable {
+		if !d.proxy.IsZero() && v.checker.unreachable(d.proxy) {
+			verdicts[i] = verdictUnreachable
+		} else if d.proven {
 			checked++
 			if !results[i].OK {
 				failed++
 			}
 		}
 	}
-	switch {
-	case probeErr != nil:
-		v.openBreaker(probeErr.Error())
-	case checked >= v.opts.BreakerMinChecks && float64(failed) >= v.opts.BreakerRatio*float64(checked):
-		v.openBreaker(fmt.Sprintf("%d of %d usable proxies failed their check at once: suspect our network or the check URL",
-			failed, checked))
-	case v.breaker.Open:
-		v.log.Info("proxy circuit breaker closed", zap.String("was", v.breaker.Reason))
-		v.breaker = Breaker{}
-	}
-	verdicts := make([]string, len(results))
+	v.moveBreaker(checked, failed, probeErr)
 	for i, res := range results {
 		switch {
+		case verdicts[i] != "":
 		case res.OK:
 			verdicts[i] = verdictOK
 		case v.breaker.Open:
@@ -216,6 +228,21 @@ func (v *Validator) judgeBatch(batch []dueProxy, results []CheckResult, probeErr
 	return verdicts
 }
 
+// moveBreaker opens the breaker when the check URL is unreachable
+// directly or nearly all proven proxies failed, and closes it otherwise.
+func (v *Validator) moveBreaker(checked, failed int, probeErr error) {
+	switch {
+	case probeErr != nil:
+		v.openBreaker(probeErr.Error())
+	case checked >= v.opts.BreakerMinChecks && float64(failed) >= v.opts.BreakerRatio*float64(checked):
+		v.openBreaker(fmt.Sprintf("%d of %d proxies usable lately failed their check at once: suspect our network or the check URL",
+			failed, checked))
+	case v.breaker.Open:
+		v.log.Info("proxy circuit breaker closed", zap.String("was", v.breaker.Reason))
+		v.breaker = Breaker{}
+	}
+}
+
 func (v *Validator) openBreaker(reason string) {
 	if !v.breaker.Open {
 		v.log.Warn("proxy circuit breaker open: keeping the pool", zap.String("reason", reason))
@@ -224,19 +251,20 @@ func (v *Validator) openBreaker(reason string) {
 	v.breaker.Open, v.breaker.Reason = true, reason
 }
 
-// record applies a batch's verdicts in one script call; it returns how
-// many proxies were removed.
+// record applies a batch's verdicts in one script call, fenced by the
+// lease: ErrLeaseLost if this validator no longer holds it. It returns
+// how many proxies were removed.
 func (v *Validator) record(ctx context.Context, batch []dueProxy, results []CheckResult, verdicts []string) (int, error) {
 	keys := []string{v.keys.Usable(), v.keys.Schedule(), v.keys.Graveyard(), v.keys.URLs(),
-		v.keys.Caps(), v.keys.Tunnel(), v.keys.Cooldown()}
+		v.keys.Caps(), v.keys.Tunnel(), v.keys.Cooldown(), v.keys.Lease()}
 	o := v.opts
 	own := []any{scoreAlpha, scoreHalfLatency.Milliseconds(), o.MaxFailedRounds, o.Graveyard.Milliseconds(),
-		o.BackoffBase.Milliseconds(), o.BackoffMax.Milliseconds(), o.ProxyConcurrency, len(batch)}
+		o.BackoffBase.Milliseconds(), o.BackoffMax.Milliseconds(), o.ProxyConcurrency, v.token, len(batch)}
 	for i, d := range batch {
 		res := results[i]
 		keys = append(keys, v.keys.Record(string(d.id)))
 		delay := time.Duration(float64(o.Recheck) * (0.9 + 0.2*rand.Float64()))
-		if verdicts[i] == verdictHold {
+		if verdicts[i] == verdictHold || verdicts[i] == verdictUnreachable {
 			delay = o.BackoffBase
 		}
 		own = append(own, string(d.id), verdicts[i], res.Latency.Milliseconds(), boolInt(res.Tunnel),
@@ -244,7 +272,7 @@ func (v *Validator) record(ctx context.Context, batch []dueProxy, results []Chec
 	}
 	n, err := recordScript.Run(ctx, v.rdb, keys, withNames(own...)...).Int()
 	if err != nil {
-		return 0, fmt.Errorf("record proxy checks: %w", err)
+		return 0, fmt.Errorf("record proxy checks: %w", codes.Translate(err))
 	}
 	return n, nil
 }

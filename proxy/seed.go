@@ -15,8 +15,16 @@ type Seeded struct {
 
 // Seed admits proxies and records each as checked and usable, in two
 // script calls per 500, with the validator's options (MaxSize,
-// ProxyConcurrency, Recheck). No proxy is contacted.
+// ProxyConcurrency, Recheck). No proxy is contacted. Like a round, it
+// writes only under the validator lease: it takes it (ErrLeaseHeld if
+// another validator holds it) and gives it back when done.
 func (v *Validator) Seed(ctx context.Context, seeds []Seeded) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if err := v.lease(ctx); err != nil {
+		return err
+	}
+	defer v.release()
 	for i := 0; i < len(seeds); i += admitChunk {
 		chunk := seeds[i:min(i+admitChunk, len(seeds))]
 		ps := make([]Proxy, len(chunk))

@@ -92,6 +92,7 @@ func (v *Validator) Run(ctx context.Context) error {
 		case r.Checked > 0 || r.Admitted > 0:
 			v.log.Info("proxy validation round", zap.Int("admitted", r.Admitted), zap.Int("checked", r.Checked),
 				zap.Int("passed", r.Passed), zap.Int("failed", r.Failed), zap.Int("removed", r.Removed),
+				zap.Int("unreachable", r.Unreachable),
 				zap.Bool("breaker_open", r.Breaker.Open))
 		}
 		select {
@@ -116,6 +117,10 @@ type RoundStats struct {
 	Passed  int `json:"passed"`
 	Failed  int `json:"failed"`
 	Removed int `json:"removed"`
+	// Unreachable counts the proxies not checked because they cannot
+	// reach the judge: it listens on loopback and they are not on this
+	// host (see Options.JudgeURL). They are kept, not blamed.
+	Unreachable int `json:"unreachable"`
 	// Breaker is the circuit breaker after the round.
 	Breaker Breaker `json:"breaker"`
 }
@@ -123,7 +128,10 @@ type RoundStats struct {
 // Round runs one round now: takes or renews the lease (ErrLeaseHeld if
 // another validator holds it), reads the sources if due or if the pool is
 // below MinSize, admits new candidates, and checks every proxy that is due
-// until none is.
+// until none is. The lease is renewed while the round runs; if it is lost
+// all the same (the validator stalled longer than the lease and another
+// took it), the results not yet recorded are dropped and Round returns an
+// error that is ErrLeaseLost.
 func (v *Validator) Round(ctx context.Context) (RoundStats, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -131,10 +139,15 @@ func (v *Validator) Round(ctx context.Context) (RoundStats, error) {
 	if err := v.lease(ctx); err != nil {
 		return r, err
 	}
-	if err := v.refill(ctx, &r); err != nil {
+	kept, stop := v.keepLease(ctx)
+	err := v.work(kept, &r)
+	if lost := stop(); lost != nil {
+		return r, lost
+	}
+	if errors.Is(err, ErrLeaseLost) {
 		return r, err
 	}
-	err := v.checkDue(ctx, &r)
+	v.warnUnreachable(r)
 	r.Breaker = v.breaker
 	if serr := v.saveStatus(ctx, r); err == nil {
 		err = serr
@@ -142,19 +155,22 @@ func (v *Validator) Round(ctx context.Context) (RoundStats, error) {
 	return r, err
 }
 
-func (v *Validator) lease(ctx context.Context) error {
-	res, err := leaseScript.Run(ctx, v.rdb, []string{v.keys.Lease()}, v.token, v.opts.Lease.Milliseconds()).Int64Slice()
-	if err != nil {
-		return fmt.Errorf("proxy validator lease: %w", err)
+func (v *Validator) work(ctx context.Context, r *RoundStats) error {
+	if err := v.refill(ctx, r); err != nil {
+		return err
 	}
-	if res[0] != 1 {
-		return fmt.Errorf("%w (for %dms more)", ErrLeaseHeld, res[1])
-	}
-	return nil
+	return v.checkDue(ctx, r)
 }
 
-func (v *Validator) release() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = releaseScript.Run(ctx, v.rdb, []string{v.keys.Lease()}, v.token).Err()
+// warnUnreachable logs, once a round, that proxies were left unchecked
+// because the judge listens where they cannot reach it: the pool cannot
+// fill until the operator says where the judge is.
+func (v *Validator) warnUnreachable(r RoundStats) {
+	if r.Unreachable == 0 {
+		return
+	}
+	v.log.Error("proxy judge unreachable from proxies: they are not checked",
+		zap.Int("proxies", r.Unreachable), zap.String("judge", v.CheckURL()),
+		zap.String("fix", "set --proxy-judge-url to a judge the proxies can reach (see --proxy-judge-listen), "+
+			"or --proxy-check-url"))
 }

@@ -104,10 +104,14 @@ func TestValidator_Round(t *testing.T) {
 	pool := newPool(t, rdb, keys, nil)
 	before := healthy.Requests() + auth.Requests() + banA.Requests() + socks.Requests()
 	target := mustURL(t, siteB.URL+"/page")
+	var tunneled int64 // SOCKS5 relays bytes; it cannot mark the request
 	for range 20 {
 		picked, err := pool.Pick(ctx, target, nil)
 		if err != nil {
 			t.Fatalf("Pick: %v", err)
+		}
+		if picked.Proxy.Scheme() == SOCKS5 {
+			tunneled++
 		}
 		status, latency, err := fetchVia(t, picked, target.String())
 		if err != nil || status != 200 {
@@ -124,6 +128,9 @@ func TestValidator_Round(t *testing.T) {
 	}
 	if siteA.hits.Load() != 0 {
 		t.Errorf("site A saw %d hits, want none", siteA.hits.Load())
+	}
+	if siteB.direct.Load() != tunneled {
+		t.Errorf("site B saw %d requests no HTTP proxy marked, want %d (the SOCKS5 ones)", siteB.direct.Load(), tunneled)
 	}
 }
 

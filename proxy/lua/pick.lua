@@ -37,6 +37,11 @@ end
 local need_tunnel = ARGV[4] == '1'
 local default_cap = ARGV[5]
 
+-- capped is set when a proxy that could serve the request was passed over
+-- only for being at its cap: the caller then asks again soon (BUSY)
+-- rather than backing off (UNAVAILABLE).
+local capped = false
+
 local function eligible(id)
   if excluded[id] or redis.call('ZSCORE', cooldown, id) or redis.call('ZSCORE', ban, id) then
     return false
@@ -45,7 +50,11 @@ local function eligible(id)
     return false
   end
   local cap = tonumber(redis.call('HGET', caps, id) or default_cap)
-  return tonumber(redis.call('HGET', busy, id) or '0') < cap
+  if tonumber(redis.call('HGET', busy, id) or '0') < cap then
+    return true
+  end
+  capped = true
+  return false
 end
 
 -- Draws: weighted random over one page of the best; an ineligible draw is
@@ -93,6 +102,9 @@ while not chosen and from < scan do
   if #page == 0 then break end
   chosen = draw(page)
   from = from + best
+end
+if not chosen and capped then
+  return fail('BUSY', 'every proxy free for this host is at its cap')
 end
 if not chosen then
   return fail('UNAVAILABLE', 'none of ' .. size .. ' usable proxies is free for this host')

@@ -1,15 +1,24 @@
--- Record: apply one batch of check results. A good proxy becomes usable
--- and is checked again after its interval; a failed one leaves the usable
--- set and is retried after an exponential backoff with jitter, and is
--- removed after max failed rounds in a row; a rejected one is removed at
--- once; a held one (circuit breaker open) is only rescheduled.
--- KEYS: usable, schedule, graveyard, urls, caps, tunnel, cooldown, then one
--- record key per result.
+-- Record: apply one batch of check results, only for the validator that
+-- holds the lease (a validator that lost it mid-round writes nothing). A
+-- good proxy becomes usable and is checked again after its interval; a
+-- failed one leaves the usable set and is retried after an exponential
+-- backoff with jitter, and is removed after max failed rounds in a row; a
+-- rejected one is removed at once; a held one (circuit breaker open) is
+-- only rescheduled; an unreachable one (the judge cannot be reached from
+-- it) is not judged: it keeps its state, gets the reason, and is
+-- rescheduled.
+-- KEYS: usable, schedule, graveyard, urls, caps, tunnel, cooldown, lease,
+-- then one record key per result.
 -- arg: alpha, half-score latency ms, max failed rounds, graveyard ms,
--- backoff base ms, backoff max ms, cap, n, then per result: id, verdict,
--- latency ms, tunnel (1/0), anonymity, reason, delay ms, jitter in [0,1).
-local usable, schedule, graveyard, urls, caps, tunnel, cooldown =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+-- backoff base ms, backoff max ms, cap, lease token, n, then per result:
+-- id, verdict, latency ms, tunnel (1/0), anonymity, reason, delay ms,
+-- jitter in [0,1).
+local usable, schedule, graveyard, urls, caps, tunnel, cooldown, lease =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local holder = redis.call('GET', lease)
+if holder ~= arg(8) then
+  return fail('LEASELOST', 'the lease is held by ' .. (holder or 'nobody'))
+end
 local now = now_ms()
 local alpha, half, max_rounds = tonumber(arg(1)), tonumber(arg(2)), tonumber(arg(3))
 local grave_ms, base, cap_ms = tonumber(arg(4)), tonumber(arg(5)), tonumber(arg(6))
@@ -40,6 +49,7 @@ local function good(rec, id, a)
     F_SUCCESS, string.format('%.4f', success), F_LATENCY_MS, string.format('%.1f', lat),
     F_SCORE, score, F_ANONYMITY, arg(a + 5), F_TUNNEL, arg(a + 4), F_TIMEOUT_STREAK, 0)
   redis.call('HSETNX', rec, F_USABLE_MS, now)
+  redis.call('HSET', rec, F_PASSED_MS, now)
   redis.call('ZADD', usable, score, id)
   if arg(a + 4) == '1' then
     redis.call('SADD', tunnel, id)
@@ -65,10 +75,15 @@ local function bad(rec, id, a)
 end
 
 local buried = 0
-for i = 1, tonumber(arg(8)) do
-  local a = 8 + (i - 1) * 8
-  local id, verdict, rec = arg(a + 1), arg(a + 2), KEYS[7 + i]
-  if redis.call('ZSCORE', schedule, id) then
+for i = 1, tonumber(arg(9)) do
+  local a = 9 + (i - 1) * 8
+  local id, verdict, rec = arg(a + 1), arg(a + 2), KEYS[8 + i]
+  if not redis.call('ZSCORE', schedule, id) then
+    -- removed meanwhile: nothing to record
+  elseif verdict == V_UNREACHABLE then
+    redis.call('HSET', rec, F_REASON, arg(a + 6))
+    redis.call('ZADD', schedule, now + tonumber(arg(a + 7)), id)
+  else
     redis.call('HSET', rec, F_CHECKED_MS, now)
     if verdict ~= V_HOLD then
       redis.call('HINCRBY', rec, F_CHECKS, 1)
@@ -76,7 +91,10 @@ for i = 1, tonumber(arg(8)) do
     if verdict == V_OK then
       good(rec, id, a)
     elseif verdict == V_HOLD then
-      redis.call('ZADD', schedule, now + tonumber(arg(a + 7)), id)
+      -- jittered, so the proxies held together do not all come back in
+      -- one batch and hold the breaker open by themselves
+      local hold = tonumber(arg(a + 7))
+      redis.call('ZADD', schedule, now + math.floor(hold * (0.5 + tonumber(arg(a + 8)))), id)
     elseif verdict == V_REJECT then
       buried = buried + bury(rec, id, arg(a + 6))
     else

@@ -76,10 +76,21 @@ func targetHost(r *http.Request) string {
 	return r.URL.Host
 }
 
-// counting counts every request before h sees it.
+// ProxiedBy is the header the HTTP proxies add to every request they
+// forward (not to tunnels, whose bytes they do not read), naming
+// themselves by Addr: a test site can tell a relayed request from a direct
+// one, and which proxy relayed it. The judge ignores it (it is not one of
+// the headers that reveal a proxy), so the proxies stay elite.
+const ProxiedBy = "X-Proxied-By"
+
+// counting counts every request before h sees it, and marks the ones it
+// forwards with ProxiedBy.
 func (s *Server) counting(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.requests.Add(1)
+		if r.Method != http.MethodConnect {
+			r.Header.Set(ProxiedBy, s.Addr())
+		}
 		h.ServeHTTP(w, r)
 	})
 }
