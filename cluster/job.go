@@ -77,6 +77,11 @@ type RequestSpec struct {
 	Timeout Duration `yaml:"timeout" json:"timeout"`
 	// MaxBodyBytes bounds a page's size, after decompression.
 	MaxBodyBytes int64 `yaml:"max_body_bytes" json:"max_body_bytes"`
+	// BanText lists substrings (matched without regard to case) that mark
+	// an answer as a ban or captcha page rather than the page asked for:
+	// such a page is never stored; fetched through a proxy, it bans the
+	// proxy for the host and the page is tried through another.
+	BanText []string `yaml:"ban_text" json:"ban_text,omitempty"`
 }
 
 // LinkRule selects links: the attribute Attr (default href) of the elements
@@ -200,6 +205,9 @@ func (s *JobSpec) ApplyDefaults() {
 	}
 	if len(s.AllowedDomains) == 0 {
 		s.AllowedDomains = seedHosts(s.Seeds)
+	}
+	if len(s.BanText) == 0 {
+		s.BanText = nil // "ban_text: []" and leaving it out mean the same
 	}
 }
 

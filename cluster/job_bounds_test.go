@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +78,9 @@ func TestParseJobSpec_bounds(t *testing.T) {
 		{"headers: {Host: evil.example}", "headers.Host"},
 		{"headers: {\"Bad Name\": x}", "headers"},
 		{"allowed_domains: [\"user@example.com\"]", "allowed_domains[0]"},
+		{"ban_text: [\"captcha\", \" \"]", "ban_text[1]"},
+		{"ban_text: [\"" + strings.Repeat("x", MaxBanTextBytes+1) + "\"]", "ban_text[0]"},
+		{"ban_text: [" + strings.Repeat("a, ", MaxBanTexts) + "a]", "ban_text"},
 	} {
 		t.Run(tc.line, func(t *testing.T) {
 			spec, err := ParseJobSpec(strings.NewReader(minimalJob + tc.line + "\n"))
@@ -96,6 +100,24 @@ func TestParseJobSpec_bounds(t *testing.T) {
 			t.Errorf("Validate = %v, want an error naming seeds", err)
 		}
 	})
+}
+
+// TestParseJobSpec_banText: ban_text is read as written, empty by default,
+// and "ban_text: []" means the same as leaving it out.
+func TestParseJobSpec_banText(t *testing.T) {
+	spec, err := ParseJobSpec(strings.NewReader(minimalJob + "ban_text: [\"Access denied\", captcha]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"Access denied", "captcha"}; !reflect.DeepEqual(spec.BanText, want) {
+		t.Errorf("ban_text = %q, want %q", spec.BanText, want)
+	}
+	for _, text := range []string{minimalJob, minimalJob + "ban_text: []\n"} {
+		spec, err := ParseJobSpec(strings.NewReader(text))
+		if err != nil || spec.BanText != nil {
+			t.Errorf("ban_text = %#v (%v), want nil", spec.BanText, err)
+		}
+	}
 }
 
 // TestParseJobSpec_selectors: a selector that does not compile is refused

@@ -31,6 +31,8 @@ const (
 	MaxTimeout         = Duration(10 * time.Minute)
 	MinMaxBodyBytes    = 1 << 10
 	MaxMaxBodyBytes    = 1 << 30
+	MaxBanTexts        = 100
+	MaxBanTextBytes    = 1 << 10
 )
 
 // Validate reports the first problem with the spec, naming the field.
@@ -183,7 +185,27 @@ func (r RequestSpec) validate() error {
 	case r.MaxBodyBytes < MinMaxBodyBytes || r.MaxBodyBytes > MaxMaxBodyBytes:
 		return fmt.Errorf("max_body_bytes: %d is outside %d..%d", r.MaxBodyBytes, MinMaxBodyBytes, MaxMaxBodyBytes)
 	}
-	return validateHeaders(r.Headers)
+	if err := validateHeaders(r.Headers); err != nil {
+		return err
+	}
+	return validateBanText(r.BanText)
+}
+
+// validateBanText refuses empty markers (every page would match) and
+// bounds the list, since every page fetched is searched for each.
+func validateBanText(texts []string) error {
+	if len(texts) > MaxBanTexts {
+		return fmt.Errorf("ban_text: %d entries is more than %d", len(texts), MaxBanTexts)
+	}
+	for i, t := range texts {
+		switch {
+		case strings.TrimSpace(t) == "":
+			return fmt.Errorf("ban_text[%d]: an empty text would match every page", i)
+		case len(t) > MaxBanTextBytes:
+			return fmt.Errorf("ban_text[%d]: %d bytes is longer than %d", i, len(t), MaxBanTextBytes)
+		}
+	}
+	return nil
 }
 
 // validateHeaders refuses header names and values HTTP cannot carry, and

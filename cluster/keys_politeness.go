@@ -36,6 +36,14 @@ func (h HostKeys) Leases() string { return h.tag + ":leases" }
 // Retry-After asked.
 func (h HostKeys) Pause() string { return h.tag + ":pause" }
 
+// Fields of a host's rate hash (HostKeys.Rate), passed to the politeness
+// scripts as ARGV.
+const (
+	RateTAT    = "tat"    // the GCRA's theoretical arrival time, server ms
+	RateFactor = "factor" // backoff: the share of the rule's rate in use, (0, 1]
+	RateCutAt  = "cut_at" // server ms of the last cut
+)
+
 // RobotsKeys names the keys of one origin's shared robots.txt.
 type RobotsKeys struct{ tag string }
 
@@ -49,6 +57,15 @@ func (r RobotsKeys) File() string { return r.tag + ":file" }
 // Lease holds the token of the one process fetching the file, with a short
 // expiry, so the cluster fetches each robots.txt once.
 func (r RobotsKeys) Lease() string { return r.tag + ":lease" }
+
+// Fields of an origin's robots.txt hash (RobotsKeys.File), passed to the
+// robots scripts as ARGV.
+const (
+	RobotsStatus    = "status"     // the HTTP status the file was fetched with, 0 for none
+	RobotsBody      = "body"       // the file's first bytes (2xx only)
+	RobotsFetchedAt = "fetched_at" // server ms of the fetch
+	RobotsExpiresAt = "expires_at" // server ms after which it is fetched again
+)
 
 // keySafe percent-escapes the bytes that would end or open a hash tag, or
 // make a key awkward to read, so any host or origin string yields one

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"net/url"
 	"time"
 
@@ -20,20 +21,54 @@ import (
 // settles what comes of it.
 func (d *Downloader) attempt(ctx context.Context, r *Request, lease *politeness.Lease) {
 	if r.cancelled() {
-		d.release(ctx, lease)
+		d.release(lease)
 		d.finish(ctx, r, Result{Kind: Cancelled})
 		return
 	}
 	u, _ := url.Parse(r.URL) // admit checked it
-	picked, err := d.pickProxy(ctx, r.Job, u, r.excluded)
+	if d.mustWaitForProxy(r) {
+		// Other requests to its target found no proxy free meanwhile.
+		d.release(lease)
+		d.waits.join(r, r.target, u, false)
+		return
+	}
+	r.proxyTurn = false
+	picked, err := d.pickFor(ctx, r, u)
 	if err != nil {
-		d.release(ctx, lease)
+		d.release(lease)
 		if !errors.Is(err, errNoProxy) {
 			d.log.Warn("pick a proxy; the page waits", zap.String("url", r.URL), zap.Error(err))
 		}
-		d.later(r, d.opts.ProxyWait)
+		d.waits.join(r, r.target, u, errors.Is(err, errProxyBusy))
 		return
 	}
+	sent := d.send(ctx, r, lease, picked)
+	d.reportProxy(picked, sent.page, sent.err, sent.latency)
+	d.settle(ctx, r, sent.page, sent.err, picked, Result{Status: sent.status, Latency: sent.latency})
+}
+
+// sent is what one attempt came to.
+type sent struct {
+	page    *fetch.Page
+	err     error
+	status  int // the site's status, 0 for none
+	latency time.Duration
+}
+
+// pickFor is the proxy r goes through: the one its wait for a proxy
+// picked for it, or a new pick.
+func (d *Downloader) pickFor(ctx context.Context, r *Request, u *url.URL) (*proxy.Picked, error) {
+	if p := r.picked; p != nil {
+		r.picked = nil
+		return p, nil
+	}
+	return d.pickProxy(ctx, r.Job, u, r.excluded)
+}
+
+// send makes one attempt at r, through picked when not nil, keeping its
+// host lease for as long as it runs, and tells the host's budget how it
+// went. A ban page (the job's ban_text) comes back as an error.
+func (d *Downloader) send(ctx context.Context, r *Request, lease *politeness.Lease, picked *proxy.Picked) sent {
 	var via *url.URL
 	if picked != nil {
 		via = picked.URL()
@@ -45,26 +80,40 @@ func (d *Downloader) attempt(ctx context.Context, r *Request, lease *politeness.
 	r.tries++
 	m := d.deps.Metrics.Fetch()
 	m.InFlight(1)
+	d.keeper.Hold(lease)
 	start := time.Now()
 	page, err := d.deps.Fetcher.Do(fctx, r.Job.request(r, via))
 	latency := time.Since(start)
+	d.keeper.Drop(lease)
 	m.InFlight(-1)
 	status, retryAfter := answer(page, err)
 	m.Observe(r.host, status, bodyBytes(page), latency, err)
-	if ce := d.log.Check(zap.DebugLevel, "request"); ce != nil {
-		fields := []zap.Field{zap.String("url", r.URL), zap.String("job", r.Job.Name), zap.Int("status", status),
-			zap.Int64("bytes", bodyBytes(page)), zap.Duration("latency", latency), zap.Int("try", r.tries)}
-		if picked != nil {
-			fields = append(fields, zap.String("proxy", picked.Proxy.Redacted()))
-		}
-		if err != nil {
-			fields = append(fields, zap.Error(err))
-		}
-		ce.Write(fields...)
-	}
+	d.logRequest(r, picked, status, page, latency, err)
 	d.reports.Done(lease, status, retryAfter)
-	d.reportProxy(picked, page, err, latency)
-	d.settle(ctx, r, page, err, picked, Result{Status: status, Latency: latency})
+	if err == nil {
+		if banErr := r.Job.banPage(r.URL, page); banErr != nil {
+			page.Release()
+			page, err = nil, banErr
+		}
+	}
+	return sent{page: page, err: err, status: status, latency: latency}
+}
+
+// logRequest logs one attempt at debug level.
+func (d *Downloader) logRequest(r *Request, picked *proxy.Picked, status int, page *fetch.Page, latency time.Duration, err error) {
+	ce := d.log.Check(zap.DebugLevel, "request")
+	if ce == nil {
+		return
+	}
+	fields := []zap.Field{zap.String("url", r.URL), zap.String("job", r.Job.Name), zap.Int("status", status),
+		zap.Int64("bytes", bodyBytes(page)), zap.Duration("latency", latency), zap.Int("try", r.tries)}
+	if picked != nil {
+		fields = append(fields, zap.String("proxy", picked.Proxy.Redacted()))
+	}
+	if err != nil {
+		fields = append(fields, zap.Error(err))
+	}
+	ce.Write(fields...)
 }
 
 // settle decides what comes of one attempt: the page is done, or it waits
@@ -87,6 +136,13 @@ func (d *Downloader) settle(ctx context.Context, r *Request, page *fetch.Page, e
 		r.excluded = append(r.excluded, picked.ID())
 		d.later(r, 0)
 		return
+	case picked != nil && refused(fe) && r.tries <= r.Job.Spec.MaxRetries:
+		// The site refused the proxy (banned now for the host), not the
+		// page: another proxy, at once, as a retry.
+		d.deps.Metrics.Retried(1)
+		r.excluded = append(r.excluded, picked.ID())
+		d.later(r, 0)
+		return
 	case fetch.IsTransient(err) && r.tries <= r.Job.Spec.MaxRetries:
 		d.deps.Metrics.Retried(1)
 		if picked != nil {
@@ -101,11 +157,20 @@ func (d *Downloader) settle(ctx context.Context, r *Request, page *fetch.Page, e
 	d.finish(ctx, r, res)
 }
 
+// refused reports the answers that say a site refuses a proxy rather than
+// a page: 403, 429 and ban pages.
+func refused(fe *fetch.Error) bool {
+	return fe != nil && (fe.Status == http.StatusForbidden || fe.Status == http.StatusTooManyRequests ||
+		errors.Is(fe, ErrBanPage))
+}
+
 // failureKind is the failure's kind for the metrics: http when the site
 // answered with an error status, proxy when proxies failed it, else
 // transport.
 func failureKind(fe *fetch.Error) string {
 	switch {
+	case fe != nil && errors.Is(fe, ErrBanPage):
+		return "ban"
 	case fe != nil && fe.Status != 0:
 		return "http"
 	case fe != nil && fe.ProxyFault:
@@ -147,10 +212,8 @@ func answer(page *fetch.Page, err error) (int, time.Duration) {
 }
 
 // release gives a lease back unused.
-func (d *Downloader) release(ctx context.Context, lease *politeness.Lease) {
-	if err := lease.Release(ctx); err != nil {
-		d.log.Debug("release a host lease", zap.String("host", lease.Host()), zap.Error(err))
-	}
+func (d *Downloader) release(lease *politeness.Lease) {
+	d.reports.Done(lease, 0, 0) // no answer, no feedback: batched with the others
 }
 
 // reportProxy feeds the attempt's outcome back to the proxy's score.
@@ -171,6 +234,8 @@ func proxyOutcome(page *fetch.Page, err error, latency time.Duration) proxy.Outc
 	switch {
 	case err == nil:
 		return proxy.StatusOutcome(page.Status, latency)
+	case errors.Is(err, ErrBanPage):
+		return proxy.Banned(0)
 	case errors.Is(err, fetch.ErrNotHTML), errors.Is(err, fetch.ErrOffsiteRedirect):
 		return proxy.Success(latency) // the proxy brought the answer
 	case !errors.As(err, &fe):

@@ -4,23 +4,35 @@
 //
 //  1. asks the job's robots.txt (package robots, one fetch per origin for
 //     the whole cluster) and leaves out what it disallows, taking its
-//     Crawl-delay;
+//     Crawl-delay; while the file cannot be had (the site answers 5xx or
+//     429, or another process is fetching it) the page waits for it, out
+//     of any worker and without a retry charged, up to
+//     Options.MaxRobotsWait;
 //  2. waits for the host's share of the cluster-wide budget (package
 //     politeness: a rate, a cap on requests in flight, Retry-After pauses
 //     and a backoff on 429s) in a queue, not in a worker, so one slow host
-//     never starves the others;
+//     never starves the others; a request that runs long keeps its place
+//     in the cap (its lease is renewed while it runs);
 //  3. picks a proxy from the shared pool when the job uses one (package
-//     proxy), and never the same one for a retry;
+//     proxy), and never the same one for a retry. A job in auto mode goes
+//     direct when no proxy is usable for the request; one that requires
+//     proxies waits for one, all the pages of a target together, with one
+//     pick per wait and no place taken in the host's budget meanwhile;
 //  4. makes ONE attempt (fetch.Fetcher.Do), feeds the answer back to the
 //     host's budget and to the proxy's score, and on a transient failure
 //     puts the page back to wait its backoff (the longer of our exponential
-//     backoff and the site's Retry-After) and its host's turn again.
+//     backoff and the site's Retry-After) and its host's turn again. A 403,
+//     a 429 or a ban page (the job's ban_text) through a proxy bans the
+//     proxy for the host and the page goes at once through another, as a
+//     retry.
 //
 // Every Request ends in exactly one call of its Done function, with a
 // Result saying what became of it: fetched, failed (with the reason),
 // skipped (not HTML, disallowed by robots.txt, redirected off the allowed
 // domains) or cancelled (the process or the caller stopped; nothing is
-// recorded and the caller hands the work back).
+// recorded and the caller hands the work back). Parked says how many of
+// the requests waiting are not expected to start soon, so a caller that
+// bounds what it holds can count them apart.
 //
 // This is Scrapy's downloader with its robots, retry, proxy and autothrottle
 // middlewares, except that the throttling is one budget for the whole

@@ -16,6 +16,7 @@ import (
 	"github.com/crawler-dev/crawler/metrics"
 	"github.com/crawler-dev/crawler/politeness"
 	"github.com/crawler-dev/crawler/proxy"
+	"github.com/crawler-dev/crawler/robots"
 )
 
 // Options configures a Downloader. Start from DefaultOptions.
@@ -28,13 +29,30 @@ type Options struct {
 	RetryBase time.Duration
 	// RetryMax caps one backoff.
 	RetryMax time.Duration
-	// ProxyWait is how long a request that must go through a proxy waits
-	// when none is free before it asks again.
+	// ProxyWait is how long the requests that must go through a proxy wait
+	// when none is free for them before the pool is asked again; each
+	// fruitless ask doubles it, up to MaxProxyWait.
 	ProxyWait time.Duration
+	// MaxProxyWait caps the wait between two asks for a proxy.
+	MaxProxyWait time.Duration
+	// ProxyBusyWait is how long they wait instead when a proxy could serve
+	// them but is at its concurrency cap: a slot frees as soon as a request
+	// through it ends, so this wait does not grow.
+	ProxyBusyWait time.Duration
 	// MaxProxyFaults is how many proxies may fail one page (refused, 407,
 	// garbage) before the page itself fails; these attempts are not
 	// charged to the page's retries.
 	MaxProxyFaults int
+	// MaxRobotsWait bounds how long a page waits for its robots.txt while
+	// the site answers it with 5xx or 429 or cannot be reached (RFC 9309:
+	// everything is disallowed meanwhile), or while another process fetches
+	// it; past it the page fails, saying why. The wait is not charged to
+	// the page's retries.
+	MaxRobotsWait time.Duration
+	// HostLeaseTTL is how long a request's place in its host's concurrency
+	// cap lasts unless renewed: a request that runs longer has it renewed
+	// while it runs, and the places of a process that dies free after it.
+	HostLeaseTTL time.Duration
 	// HostRPS is the rate per host of a job with per_host_rps 0 and no
 	// Crawl-delay. Every process of a cluster must use the same value.
 	HostRPS float64
@@ -46,10 +64,12 @@ type Options struct {
 const DefaultHostRPS = 5
 
 // DefaultOptions returns the defaults: 32 workers, retries from 500ms to
-// 30s, a proxy wait of 1s, 5 proxy faults per page, 5 requests/s per host.
+// 30s, proxy waits from 1s to 30s (50ms while proxies are only busy), 5 proxy faults per page, robots.txt
+// waited for up to 1h, host leases of 2m, 5 requests/s per host.
 func DefaultOptions() Options {
 	return Options{Workers: 32, RetryBase: 500 * time.Millisecond, RetryMax: 30 * time.Second,
-		ProxyWait: time.Second, MaxProxyFaults: 5, HostRPS: DefaultHostRPS}
+		ProxyWait: time.Second, MaxProxyWait: 30 * time.Second, ProxyBusyWait: 50 * time.Millisecond, MaxProxyFaults: 5,
+		MaxRobotsWait: time.Hour, HostLeaseTTL: politeness.DefaultOptions().LeaseTTL, HostRPS: DefaultHostRPS}
 }
 
 // Validate reports the first option out of range as a *cluster.FieldError.
@@ -63,8 +83,16 @@ func (o Options) Validate() error {
 		return cluster.Invalid("RetryMax", o.RetryMax, "is over 1h")
 	case o.ProxyWait < time.Millisecond || o.ProxyWait > time.Minute:
 		return cluster.Invalid("ProxyWait", o.ProxyWait, "is outside 1ms..1m")
+	case o.MaxProxyWait < o.ProxyWait || o.MaxProxyWait > 10*time.Minute:
+		return cluster.Invalid("MaxProxyWait", o.MaxProxyWait, "is outside ProxyWait (%s)..10m", o.ProxyWait)
+	case o.ProxyBusyWait < time.Millisecond || o.ProxyBusyWait > o.ProxyWait:
+		return cluster.Invalid("ProxyBusyWait", o.ProxyBusyWait, "is outside 1ms..ProxyWait (%s)", o.ProxyWait)
 	case o.MaxProxyFaults < 0 || o.MaxProxyFaults > 100:
 		return cluster.Invalid("MaxProxyFaults", o.MaxProxyFaults, "is outside 0..100")
+	case o.MaxRobotsWait < 10*time.Millisecond || o.MaxRobotsWait > 7*24*time.Hour:
+		return cluster.Invalid("MaxRobotsWait", o.MaxRobotsWait, "is outside 10ms..168h")
+	case o.HostLeaseTTL < 10*time.Millisecond || o.HostLeaseTTL > 24*time.Hour:
+		return cluster.Invalid("HostLeaseTTL", o.HostLeaseTTL, "is outside 10ms..24h")
 	case !(o.HostRPS > 0 && o.HostRPS <= politeness.MaxRPS):
 		return cluster.Invalid("HostRPS", o.HostRPS, "is outside (0, %d]", politeness.MaxRPS)
 	}
@@ -90,6 +118,12 @@ type Deps struct {
 // host's budget with others.
 const reportEvery = 10 * time.Millisecond
 
+// ParkHorizon is how far off a request's turn must be for it to count as
+// parked (see Parked): waiting out a Retry-After or a backoff, for its
+// robots.txt or a proxy, or in the queue of a host that is paused, spaces
+// its requests wider, or has more waiting than its cap lets go.
+const ParkHorizon = 2 * time.Second
+
 // Downloader sends one process's requests: see the package comment.
 type Downloader struct {
 	opts    Options
@@ -98,16 +132,28 @@ type Downloader struct {
 	budget  *politeness.Budget
 	queue   *politeness.Queue[*Request]
 	reports *politeness.Reporter // requests' ends, told to their hosts' budgets in batches
+	keeper  *politeness.Keeper   // renews the host leases of long requests
 	pool    *proxy.Pool
-	proxies proxyCount // how many proxies the pool holds, read now and then
+	proxies proxyCount  // how many proxies the pool holds, read now and then
+	waits   *proxyWaits // requests waiting for a proxy, by target
+	// robotsOpts are the options of the jobs' robots.txt caches; tests
+	// shorten them.
+	robotsOpts robots.Options
 
 	mu      sync.Mutex
 	waiting map[*Request]struct{} // submitted and not yet in a worker
-	timers  map[*Request]*time.Timer
+	timers  map[*Request]waitTimer
 	stopped bool
 	pending atomic.Int64  // submitted and not yet finished
-	gate    chan struct{} // bounds the robots.txt checks running at once
+	parked  atomic.Int64  // in a timer of ParkHorizon or longer
+	gate    chan struct{} // bounds the robots.txt downloads running at once
 	wg      sync.WaitGroup
+}
+
+// waitTimer is a request's wait before it is admitted again.
+type waitTimer struct {
+	t      *time.Timer
+	parked bool // counted in Downloader.parked
 }
 
 // New returns a Downloader; Run sends its requests.
@@ -123,7 +169,7 @@ func New(opts Options, deps Deps) (*Downloader, error) {
 		log = zap.NewNop()
 	}
 	popts := politeness.DefaultOptions()
-	popts.Keys, popts.DefaultRPS = deps.Keys, opts.HostRPS
+	popts.Keys, popts.DefaultRPS, popts.LeaseTTL = deps.Keys, opts.HostRPS, opts.HostLeaseTTL
 	budget, err := politeness.New(deps.Redis, popts)
 	if err != nil {
 		return nil, fmt.Errorf("downloader: %w", err)
@@ -132,15 +178,29 @@ func New(opts Options, deps Deps) (*Downloader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("downloader: %w", err)
 	}
-	return &Downloader{opts: opts, deps: deps, log: log.Named("downloader"), budget: budget,
+	d := &Downloader{opts: opts, deps: deps, log: log.Named("downloader"), budget: budget,
 		queue: politeness.NewQueue[*Request](budget, log), pool: pool,
-		reports: budget.NewReporter(reportEvery, 4*opts.Workers, log),
-		waiting: map[*Request]struct{}{}, timers: map[*Request]*time.Timer{},
-		gate: make(chan struct{}, max(opts.Workers, 16))}, nil
+		reports: budget.NewReporter(reportEvery, 4*opts.Workers, log), keeper: budget.NewKeeper(log),
+		robotsOpts: robots.DefaultOptions(),
+		waiting:    map[*Request]struct{}{}, timers: map[*Request]waitTimer{},
+		gate: make(chan struct{}, max(opts.Workers, 16))}
+	d.waits = newProxyWaits(d)
+	return d, nil
 }
 
 // Pending is how many submitted requests have not finished yet.
 func (d *Downloader) Pending() int { return int(d.pending.Load()) }
+
+// Parked is how many of the Pending requests are not expected to start
+// within ParkHorizon: waiting out a Retry-After or a backoff, for their
+// robots.txt or a proxy, or for a host that is paused, spaces its requests
+// wider, or has more waiting than its cap lets go. A caller bounding the
+// requests it holds counts these apart, so that one slow or paused host
+// does not crowd out the others.
+func (d *Downloader) Parked() int {
+	n := int(d.parked.Load()) + d.queue.Parked(ParkHorizon) + d.waits.len()
+	return min(n, d.Pending())
+}
 
 // Submit hands r to the Downloader; it never blocks. r.Done is called once
 // it is finished, fetched or not.
@@ -178,10 +238,10 @@ func (d *Downloader) spawn(r *Request, track bool) {
 func (d *Downloader) Run(ctx context.Context) error {
 	var workers sync.WaitGroup
 	qctx, stopQueue := context.WithCancel(context.WithoutCancel(ctx))
-	queueDone := make(chan struct{})
-	go func() { defer close(queueDone); _ = d.queue.Run(qctx) }()
-	reportsDone := make(chan struct{})
-	go func() { defer close(reportsDone); _ = d.reports.Run(qctx) }()
+	var loops sync.WaitGroup
+	for _, run := range []func(context.Context) error{d.queue.Run, d.reports.Run, d.keeper.Run} {
+		loops.Go(func() { _ = run(qctx) })
+	}
 	for i := 0; i < d.opts.Workers; i++ {
 		workers.Add(1)
 		go func() {
@@ -192,8 +252,7 @@ func (d *Downloader) Run(ctx context.Context) error {
 	<-ctx.Done()
 	workers.Wait()
 	stopQueue()
-	<-queueDone
-	<-reportsDone // the last reports flushed
+	loops.Wait() // the last reports flushed
 	d.stop()
 	d.wg.Wait()
 	return nil
@@ -218,8 +277,22 @@ func (d *Downloader) untrack(r *Request) {
 	d.mu.Unlock()
 }
 
+// track marks r as waiting outside a worker, so that stop cancels it; it
+// reports false, and cancels r, once the Downloader stopped.
+func (d *Downloader) track(r *Request) bool {
+	d.mu.Lock()
+	if d.stopped {
+		d.mu.Unlock()
+		d.finish(context.Background(), r, Result{Kind: Cancelled})
+		return false
+	}
+	d.waiting[r] = struct{}{}
+	d.mu.Unlock()
+	return true
+}
+
 // stop cancels every request still waiting: in the host queue, for its
-// backoff or for its robots.txt.
+// backoff, for its robots.txt or for a proxy.
 func (d *Downloader) stop() {
 	d.mu.Lock()
 	d.stopped = true
@@ -228,17 +301,21 @@ func (d *Downloader) stop() {
 		left = append(left, r)
 	}
 	for _, t := range d.timers {
-		t.Stop()
+		t.t.Stop() // one that fired already finds itself gone from timers
+		if t.parked {
+			d.parked.Add(-1)
+		}
 	}
-	d.waiting, d.timers = map[*Request]struct{}{}, map[*Request]*time.Timer{}
+	d.waiting, d.timers = map[*Request]struct{}{}, map[*Request]waitTimer{}
 	d.mu.Unlock()
+	d.waits.stop()
 	for _, r := range left {
 		d.finish(context.Background(), r, Result{Kind: Cancelled})
 	}
 }
 
-// later puts r back to wait for after d: its backoff, a Retry-After, a
-// proxy to be free, robots.txt to be had.
+// later puts r back to wait for after d: its backoff, a Retry-After,
+// robots.txt to be had.
 func (d *Downloader) later(r *Request, wait time.Duration) {
 	d.mu.Lock()
 	if d.stopped {
@@ -246,17 +323,25 @@ func (d *Downloader) later(r *Request, wait time.Duration) {
 		d.finish(context.Background(), r, Result{Kind: Cancelled})
 		return
 	}
+	defer d.mu.Unlock()
+	parked := wait >= ParkHorizon
+	if parked {
+		d.parked.Add(1)
+	}
 	d.waiting[r] = struct{}{}
-	d.timers[r] = time.AfterFunc(wait, func() {
+	d.timers[r] = waitTimer{parked: parked, t: time.AfterFunc(wait, func() {
 		d.mu.Lock()
-		_, live := d.timers[r]
+		t, live := d.timers[r]
 		delete(d.timers, r)
 		d.mu.Unlock()
-		if live {
-			d.spawn(r, false)
+		if !live {
+			return
 		}
-	})
-	d.mu.Unlock()
+		if t.parked {
+			d.parked.Add(-1)
+		}
+		d.spawn(r, false)
+	})}
 }
 
 // finish ends r, once.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/fetch"
+	"github.com/crawler-dev/crawler/politeness"
 )
 
 // TestDownloader_robots: a disallowed page is not requested and ends
@@ -49,9 +51,9 @@ func TestDownloader_robots(t *testing.T) {
 }
 
 // TestDownloader_robotsStatus: a robots.txt answering 404 allows
-// everything; one answering 500 disallows the site for a while (RFC 9309):
-// its page is never fetched, waits its retries, and then fails, transient,
-// saying why, instead of waiting for ever on a broken site.
+// everything. One answering 500 disallows the site for its error window
+// (RFC 9309): the site's page waits, without a try charged to it, and is
+// fetched once robots.txt, fetched again after the window, answers.
 func TestDownloader_robotsStatus(t *testing.T) {
 	allowAll := newSite(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
@@ -60,30 +62,121 @@ func TestDownloader_robotsStatus(t *testing.T) {
 		}
 		html(w, "<h1>page</h1>")
 	})
-	broken := newSite(t, func(w http.ResponseWriter, r *http.Request) {
+	var robotsCalls atomic.Int32
+	blip := newSite(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			if robotsCalls.Add(1) == 1 {
+				http.Error(w, "down", http.StatusInternalServerError)
+				return
+			}
+			_, _ = w.Write([]byte("User-agent: *\nAllow: /\n"))
+			return
+		}
+		html(w, "<h1>page</h1>")
+	})
+	g := newRig(t, fastOptions()) // max_retries 2 from 20ms: over long before the window
+	g.d.robotsOpts.ErrorTTL = time.Second
+	j := g.job(nil)
+	g.submit(j, allowAll.URL+"/a")
+	g.submit(j, blip.URL+"/b")
+	g.wait(2, 30*time.Second)
+	if r := g.got[allowAll.URL+"/a"]; r.Kind != Fetched {
+		t.Errorf("the 404 site's page: %s (%v), want fetched", r.Kind, r.Err)
+	}
+	if r := g.got[blip.URL+"/b"]; r.Kind != Fetched || r.Tries != 1 {
+		t.Errorf("the page of a site whose robots.txt failed once: %s after %d tries (%v); want fetched, 1 try",
+			r.Kind, r.Tries, r.Err)
+	}
+	if n := blip.count("/robots.txt"); n != 2 {
+		t.Errorf("robots.txt requested %d times, want twice: once failing, once after its error window", n)
+	}
+	if n := blip.count("/b"); n != 1 {
+		t.Errorf("the page was requested %d times, want once", n)
+	}
+}
+
+// TestDownloader_robotsDown: a page whose robots.txt stays unavailable
+// waits, re-fetching it after each error window, and fails once it has
+// waited MaxRobotsWait, transient, saying why; it is never requested.
+func TestDownloader_robotsDown(t *testing.T) {
+	down := newSite(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			http.Error(w, "down", http.StatusInternalServerError)
 			return
 		}
 		html(w, "<h1>page</h1>")
 	})
-	g := newRig(t, fastOptions())
-	j := g.job(nil)
-	g.submit(j, allowAll.URL+"/a")
-	g.submit(j, broken.URL+"/b")
-	g.wait(2, 30*time.Second)
-	if r := g.got[allowAll.URL+"/a"]; r.Kind != Fetched {
-		t.Errorf("the 404 site's page: %s (%v), want fetched", r.Kind, r.Err)
+	opts := fastOptions()
+	opts.MaxRobotsWait = 1500 * time.Millisecond
+	g := newRig(t, opts)
+	g.d.robotsOpts.ErrorTTL = 300 * time.Millisecond
+	g.submit(g.job(nil), down.URL+"/b")
+	r := g.wait(1, 30*time.Second)[0]
+	if r.Kind != Failed || !r.Transient || !strings.Contains(fmt.Sprint(r.Err), "robots.txt") ||
+		!strings.Contains(fmt.Sprint(r.Err), "unavailable for 1.5s") {
+		t.Errorf("the page: %s, transient %v, %v; want a transient failure saying robots.txt was unavailable for 1.5s", r.Kind, r.Transient, r.Err)
 	}
-	r := g.got[broken.URL+"/b"]
-	if r.Kind != Failed || !r.Transient || !strings.Contains(fmt.Sprint(r.Err), "robots.txt") {
-		t.Errorf("the 500 site's page: %s, transient %v, %v; want a transient failure naming robots.txt", r.Kind, r.Transient, r.Err)
-	}
-	if n := broken.count("/b"); n != 0 {
+	if n := down.count("/b"); n != 0 {
 		t.Errorf("the page of a site whose robots.txt fails was fetched %d times", n)
 	}
-	if n := broken.count("/robots.txt"); n != 1 {
-		t.Errorf("robots.txt requested %d times within its error TTL, want 1", n)
+	if n := down.count("/robots.txt"); n < 3 {
+		t.Errorf("robots.txt requested %d times in 1.5s with an error window of 300ms, want it asked again after each", n)
+	}
+}
+
+// TestDownloader_robotsUnreachable: a site that does not answer at all
+// (its port refuses connections) is most likely down: waiting for its
+// robots.txt counts as the page's tries, so the page fails within its
+// retries, transient and saying so, instead of waiting out
+// MaxRobotsWait (a crawler run of a dead site would hang for an hour).
+func TestDownloader_robotsUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String()
+	ln.Close() // nothing listens there any more: connections are refused
+	opts := fastOptions()
+	opts.MaxRobotsWait = time.Hour
+	g := newRig(t, opts)
+	g.submit(g.job(nil), dead+"/page")
+	r := g.wait(1, 30*time.Second)[0]
+	if r.Kind != Failed || !r.Transient || !strings.Contains(fmt.Sprint(r.Err), "did not answer for robots.txt") {
+		t.Errorf("the page of a dead site: %s, transient %v, %v; want a transient failure naming robots.txt", r.Kind, r.Transient, r.Err)
+	}
+	if want := g.job(nil).Spec.MaxRetries + 1; r.Tries != want {
+		t.Errorf("the page failed after %d tries, want %d (max_retries + 1)", r.Tries, want)
+	}
+}
+
+// TestDownloader_robotsLease: while another process holds the lease to
+// fetch a robots.txt, the page waits for it (not charged a try) and is
+// fetched once the file can be had, however long that takes.
+func TestDownloader_robotsLease(t *testing.T) {
+	s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			_, _ = w.Write([]byte("User-agent: *\nAllow: /\n"))
+			return
+		}
+		html(w, "<h1>page</h1>")
+	})
+	g := newRig(t, fastOptions())
+	g.d.robotsOpts.Wait = 50 * time.Millisecond // how long Check waits for the other process
+	now, err := g.rdb.Time(g.ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease := g.keys.Robots(s.URL).Lease() // s.URL is its robots.txt's origin
+	if err := g.rdb.Set(g.ctx, lease, fmt.Sprintf("other@%d", now.Add(1500*time.Millisecond).UnixMilli()), 2*time.Second).Err(); err != nil {
+		t.Fatal(err)
+	}
+	g.submit(g.job(nil), s.URL+"/page")
+	r := g.wait(1, 30*time.Second)[0]
+	if r.Kind != Fetched || r.Tries != 1 {
+		t.Errorf("the page: %s after %d tries (%v); want fetched, 1 try, once the other process's lease lapsed", r.Kind, r.Tries, r.Err)
+	}
+	if n := s.count("/robots.txt"); n != 1 {
+		t.Errorf("robots.txt requested %d times, want once", n)
 	}
 }
 
@@ -206,25 +299,72 @@ func TestDownloader_kinds(t *testing.T) {
 }
 
 // TestDownloader_hostCap: per_host_concurrency caps the requests in flight
-// to a host, and a slow host does not hold back another.
+// to a host, and a slow host does not hold back another: with three
+// workers and a slow host capped at two, the other host's pages all go
+// through the third worker while the slow host's are still waiting.
 func TestDownloader_hostCap(t *testing.T) {
 	slow := newSite(t, func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/robots.txt" {
-			time.Sleep(100 * time.Millisecond)
-		}
+		time.Sleep(100 * time.Millisecond)
 		html(w, "<h1>slow</h1>")
 	})
-	g := newRig(t, fastOptions())
+	fast := newSite(t, func(w http.ResponseWriter, r *http.Request) { html(w, "<h1>fast</h1>") })
+	opts := fastOptions()
+	opts.Workers = 3
+	g := newRig(t, opts)
 	j := g.job(func(s *cluster.JobSpec) { s.PerHostConcurrency, s.ObeyRobots = 2, false })
 	for i := 0; i < 12; i++ {
 		g.submit(j, fmt.Sprintf("%s/p%d", slow.URL, i))
 	}
-	g.wait(12, 60*time.Second)
+	for i := 0; i < 12; i++ {
+		g.submit(j, fmt.Sprintf("%s/p%d", elsewhere(fast), i)) // another host: localhost
+	}
+	var slowDone, fastDone int
+	for _, r := range g.wait(24, 60*time.Second) {
+		if r.Kind != Fetched {
+			t.Errorf("%s: %s (%v)", r.Request.URL, r.Kind, r.Err)
+		}
+		if strings.HasPrefix(r.Request.URL, slow.URL) {
+			slowDone++
+			continue
+		}
+		fastDone++
+		if slowDone == 12 {
+			t.Errorf("a fast host's page finished after all of the slow host's: the slow host held it back")
+		}
+	}
 	if slow.peak > 2 {
 		t.Errorf("%d requests in flight at once, per_host_concurrency is 2", slow.peak)
 	}
 	if slow.peak < 2 {
 		t.Errorf("never 2 requests in flight (peak %d): the cap was not used", slow.peak)
+	}
+	if fastDone != 12 {
+		t.Errorf("%d of the fast host's pages fetched, want 12", fastDone)
+	}
+}
+
+// TestDownloader_longRequest: a request that runs longer than the host
+// lease keeps its place in the host's cap (its lease is renewed while it
+// runs), so per_host_concurrency holds for requests of any length.
+func TestDownloader_longRequest(t *testing.T) {
+	s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(time.Second)
+		html(w, "<h1>slow</h1>")
+	})
+	opts := fastOptions()
+	opts.HostLeaseTTL = 250 * time.Millisecond
+	g := newRig(t, opts)
+	j := g.job(func(s *cluster.JobSpec) { s.PerHostConcurrency, s.ObeyRobots = 1, false })
+	for i := 0; i < 3; i++ {
+		g.submit(j, fmt.Sprintf("%s/p%d", s.URL, i))
+	}
+	for _, r := range g.wait(3, 60*time.Second) {
+		if r.Kind != Fetched {
+			t.Errorf("%s: %s (%v)", r.Request.URL, r.Kind, r.Err)
+		}
+	}
+	if s.peak != 1 {
+		t.Errorf("%d requests in flight at once to a host capped at 1 (requests of 1s, host lease 250ms)", s.peak)
 	}
 }
 
@@ -253,5 +393,14 @@ func sortTimes(ts []time.Time) {
 		for k := i; k > 0 && ts[k].Before(ts[k-1]); k-- {
 			ts[k], ts[k-1] = ts[k-1], ts[k]
 		}
+	}
+}
+
+// TestRetryAfterCap: the longest Retry-After a page waits out is no longer
+// than the longest pause its host's budget takes, so a page never waits
+// for a site that its host's other pages have long been sent to again.
+func TestRetryAfterCap(t *testing.T) {
+	if maxPause := politeness.DefaultOptions().MaxPause; fetch.MaxRetryAfter > maxPause {
+		t.Errorf("fetch.MaxRetryAfter %s is longer than the host pause cap %s", fetch.MaxRetryAfter, maxPause)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +14,8 @@ import (
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/fetch"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/proxy"
+	"github.com/crawler-dev/crawler/proxy/proxytest"
 )
 
 // rig is a running Downloader on the test Redis, with what its requests
@@ -141,4 +144,117 @@ func (s *site) count(path string) int {
 func html(w http.ResponseWriter, body string) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_, _ = w.Write([]byte(body))
+}
+
+// seedProxies starts one proxy per constructor and puts them all in the
+// pool as checked and usable (tunnel says whether they may CONNECT).
+func (g *rig) seedProxies(tunnel bool, start ...func() (*proxytest.Server, error)) []*proxytest.Server {
+	g.t.Helper()
+	var servers []*proxytest.Server
+	var seeds []proxy.Seeded
+	for _, newServer := range start {
+		srv, err := newServer()
+		if err != nil {
+			g.t.Fatal(err)
+		}
+		g.t.Cleanup(srv.Close)
+		p, err := proxy.Parse(srv.Line())
+		if err != nil {
+			g.t.Fatal(err)
+		}
+		servers = append(servers, srv)
+		seeds = append(seeds, proxy.Seeded{Proxy: p, Latency: time.Millisecond, Tunnel: tunnel})
+	}
+	v, err := proxy.NewValidator(g.rdb, g.keys, proxy.DefaultOptions())
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	if err := v.Seed(g.ctx, seeds); err != nil {
+		g.t.Fatal(err)
+	}
+	return servers
+}
+
+// banned reports whether the pool bans srv's proxy for host (host:port).
+func (g *rig) banned(srv *proxytest.Server, host string) bool {
+	p, err := proxy.Parse(srv.Line())
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	_, err = g.rdb.ZScore(g.ctx, g.keys.Proxies().Ban(host), string(p.ID())).Result()
+	return err == nil
+}
+
+// eventually polls cond every 20ms until it holds or timeout passes.
+func eventually(timeout time.Duration, cond func() bool) bool {
+	for end := time.Now().Add(timeout); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return cond()
+}
+
+// hostOf is the host:port of a test server's URL.
+func hostOf(rawURL string) string { return strings.TrimPrefix(rawURL, "http://") }
+
+// elsewhere is s's URL under the host name localhost: the same server,
+// another host for the politeness budget.
+func elsewhere(s *site) string { return strings.Replace(s.URL, "127.0.0.1", "localhost", 1) }
+
+// clearBans lifts every proxy ban for host.
+func (g *rig) clearBans(host string) {
+	g.t.Helper()
+	if err := g.rdb.Del(g.ctx, g.keys.Proxies().Ban(host)).Err(); err != nil {
+		g.t.Fatal(err)
+	}
+}
+
+// scriptCalls counts the script calls whose first key is one of first's
+// values, by name, whether sent alone or in a pipeline.
+type scriptCalls struct {
+	first map[string]string // name -> first key
+	mu    sync.Mutex
+	n     map[string]int
+}
+
+func (c *scriptCalls) count(name string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[name]
+}
+
+func (c *scriptCalls) see(cmd redis.Cmder) {
+	args := cmd.Args()
+	if (cmd.Name() != "evalsha" && cmd.Name() != "eval") || len(args) < 4 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	for name, key := range c.first {
+		if args[3] == key {
+			c.n[name]++
+		}
+	}
+}
+
+func (c *scriptCalls) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *scriptCalls) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.see(cmd)
+		return next(ctx, cmd)
+	}
+}
+
+func (c *scriptCalls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			c.see(cmd)
+		}
+		return next(ctx, cmds)
+	}
 }

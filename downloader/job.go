@@ -10,6 +10,7 @@ import (
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/fetch"
+	"github.com/crawler-dev/crawler/internal/ctxtime"
 	"github.com/crawler-dev/crawler/politeness"
 	"github.com/crawler-dev/crawler/proxy"
 	"github.com/crawler-dev/crawler/robots"
@@ -25,20 +26,21 @@ type Job struct {
 	// Name is the job's name.
 	Name string
 	// Spec is the job's spec.
-	Spec   *cluster.JobSpec
-	jar    http.CookieJar
-	robots *robots.Cache
+	Spec    *cluster.JobSpec
+	jar     http.CookieJar
+	robots  *robots.Cache
+	banText [][]byte // Spec.BanText in lower case
 }
 
 // NewJob prepares a job's requests. Make one per job and process and keep
 // it: it holds the job's cookies and parsed robots.txt files.
 func (d *Downloader) NewJob(spec *cluster.JobSpec) (*Job, error) {
-	j := &Job{Name: spec.Name, Spec: spec}
+	j := &Job{Name: spec.Name, Spec: spec, banText: banTexts(spec.BanText)}
 	if spec.Cookies {
 		j.jar = fetch.NewJar()
 	}
 	if spec.ObeyRobots {
-		opts := robots.DefaultOptions()
+		opts := d.robotsOpts
 		opts.Keys = d.deps.Keys
 		cache, err := robots.New(d.deps.Redis, d.robotsGetter(j), opts, d.log)
 		if err != nil {
@@ -79,7 +81,7 @@ func (d *Downloader) robotsGetter(j *Job) robots.Getter {
 		if err != nil {
 			return robots.Response{}, err
 		}
-		picked, err := d.pickProxy(ctx, j, u, nil)
+		picked, err := d.pickWaiting(ctx, j, u)
 		if err != nil {
 			return robots.Response{}, err
 		}
@@ -88,7 +90,7 @@ func (d *Downloader) robotsGetter(j *Job) robots.Getter {
 		if picked != nil {
 			req.Proxy = picked.URL()
 		}
-		page, err := d.deps.Fetcher.Do(ctx, req)
+		page, err := d.getRobots(ctx, req)
 		d.reportProxy(picked, page, err, 0)
 		page.Release() // the body is small and parsed at once
 		var fe *fetch.Error
@@ -102,31 +104,78 @@ func (d *Downloader) robotsGetter(j *Job) robots.Getter {
 	}
 }
 
+// getRobots downloads a robots.txt under the gate, which bounds the
+// downloads running at once. Only the download holds it: not the wait for
+// a proxy before it, nor the pages that wait for another page's check of
+// the same origin, so an origin whose robots.txt is slow to come holds
+// back no other.
+func (d *Downloader) getRobots(ctx context.Context, req fetch.Request) (*fetch.Page, error) {
+	select {
+	case d.gate <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-d.gate }()
+	return d.deps.Fetcher.Do(ctx, req)
+}
+
 // pickProxy picks a proxy for a request of job j to u, or nil to go
-// direct. errNoProxy means the job requires one and none is free now.
+// direct. A job in auto mode goes direct when no proxy is usable for the
+// request (the pool is empty, or every proxy is banned for the host,
+// cooling down, at its cap or, for https, unable to tunnel); errNoProxy
+// means the job requires a proxy and none is free now.
 func (d *Downloader) pickProxy(ctx context.Context, j *Job, u *url.URL, exclude []proxy.ID) (*proxy.Picked, error) {
 	if j.Spec.Proxy == cluster.ProxyOff || (j.Spec.Proxy == cluster.ProxyAuto && d.proxies.none(ctx, d.pool)) {
 		return nil, nil // no pick at all: a script call per request saved while the pool is empty
 	}
 	p, err := d.pool.Pick(ctx, u, exclude)
-	if len(exclude) > 0 && (errors.Is(err, proxy.ErrEmpty) || errors.Is(err, proxy.ErrUnavailable)) {
+	if len(exclude) > 0 && noneFree(err) {
 		// Another proxy is better for a retry, but the same one beats waiting
-		// for ever when it is the only one free.
+		// or going direct when it is the only one free.
 		p, err = d.pool.Pick(ctx, u, nil)
 	}
 	switch {
 	case err == nil:
 		return &p, nil
-	case errors.Is(err, proxy.ErrEmpty) && j.Spec.Proxy == cluster.ProxyAuto:
-		return nil, nil // auto: direct while the pool holds no proxy
-	case errors.Is(err, proxy.ErrEmpty), errors.Is(err, proxy.ErrUnavailable):
-		return nil, errNoProxy // proxies exist but none is free for this host: wait
+	case noneFree(err) && j.Spec.Proxy == cluster.ProxyAuto:
+		return nil, nil // auto: direct when no proxy is usable for this request
+	case errors.Is(err, proxy.ErrBusy):
+		return nil, errProxyBusy // require: wait a moment for a slot
+	case noneFree(err):
+		return nil, errNoProxy // require: wait for one
 	}
 	return nil, fmt.Errorf("pick proxy: %w", err)
 }
 
+// noneFree reports a pick that found no proxy for the request.
+func noneFree(err error) bool {
+	return errors.Is(err, proxy.ErrEmpty) || errors.Is(err, proxy.ErrUnavailable) || errors.Is(err, proxy.ErrBusy)
+}
+
+// pickWaiting is pickProxy for a robots.txt fetch: one per origin, so it
+// waits for a proxy itself, asking the pool after Options.ProxyWait and
+// twice as long each time, until ctx ends (the fetch's timeout; the file
+// then counts as unreachable for a while, and the pages wait for it).
+func (d *Downloader) pickWaiting(ctx context.Context, j *Job, u *url.URL) (*proxy.Picked, error) {
+	wait := d.opts.ProxyWait
+	for {
+		picked, err := d.pickProxy(ctx, j, u, nil)
+		if !errors.Is(err, errNoProxy) {
+			return picked, err
+		}
+		if err := ctxtime.Sleep(ctx, wait); err != nil {
+			return nil, fmt.Errorf("wait for a proxy: %w", err)
+		}
+		wait = min(2*wait, d.opts.MaxProxyWait)
+	}
+}
+
 // errNoProxy means a request must wait for a proxy.
 var errNoProxy = errors.New("no proxy free for this request")
+
+// errProxyBusy means a request must wait for a proxy that is at its cap: a
+// slot frees soon (Options.ProxyBusyWait).
+var errProxyBusy = fmt.Errorf("%w: every proxy for it is at its cap", errNoProxy)
 
 // Allowed reports whether the job's robots.txt lets it fetch rawURL. While
 // the file cannot be had yet (the site answers 5xx, another process is

@@ -56,13 +56,16 @@ type Request struct {
 	// goroutines, with what became of the request.
 	Done func(ctx context.Context, r Result)
 
-	tries    int        // attempts made (requests sent)
-	unknown  int        // times robots.txt could not be had for it
-	proxied  int        // attempts the proxy failed, not charged to the page
-	excluded []proxy.ID // proxies this page went through already
-	finished atomic.Bool
-	host     string
-	unwatch  func() bool // stops the watch on Ctx
+	tries       int           // attempts made (requests sent)
+	proxied     int           // attempts the proxy failed, not charged to the page
+	excluded    []proxy.ID    // proxies this page went through already
+	robotsSince time.Time     // since when its robots.txt cannot be had; zero: it can
+	target      proxyTarget   // what a pick for it depends on
+	picked      *proxy.Picked // a proxy its wait for one picked for it
+	proxyTurn   bool          // let go by its wait for a proxy: to be tried, not to wait again
+	finished    atomic.Bool
+	host        string
+	unwatch     func() bool // stops the watch on Ctx
 }
 
 // Result is what became of a Request.

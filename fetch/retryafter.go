@@ -8,8 +8,11 @@ import (
 )
 
 // MaxRetryAfter caps the wait read from a Retry-After header, so that a
-// site cannot park a page for years (or overflow a time.Duration).
-const MaxRetryAfter = 24 * time.Hour
+// site cannot park a page for years (or overflow a time.Duration). It is
+// the longest pause a host's politeness budget takes
+// (politeness.Options.MaxPause by default): a page never waits out a
+// Retry-After longer than its host is paused for.
+const MaxRetryAfter = time.Hour
 
 // retryAfter reads the Retry-After header of a 429 or 503 answer.
 func retryAfter(resp *http.Response, now time.Time) time.Duration {

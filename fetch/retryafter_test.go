@@ -8,6 +8,9 @@ import (
 	"time"
 )
 
+// TestParseRetryAfter: seconds and HTTP dates, capped at MaxRetryAfter
+// (one hour, the longest pause a host's budget takes, so a page never
+// waits out a Retry-After longer than its host's pause).
 func TestParseRetryAfter(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
@@ -19,8 +22,9 @@ func TestParseRetryAfter(t *testing.T) {
 		{"120", 2 * time.Minute},
 		{" 7 ", 7 * time.Second},
 		{"007", 7 * time.Second},
-		{"86400", 24 * time.Hour},
-		{"86401", MaxRetryAfter},
+		{"3600", time.Hour},
+		{"3601", MaxRetryAfter},
+		{"86400", MaxRetryAfter},                   // a day: cut to an hour, a host's longest pause
 		{"99999999999999999999999", MaxRetryAfter}, // overflows int64
 		{"-5", 0},
 		{"1.5", 0},

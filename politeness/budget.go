@@ -105,7 +105,7 @@ func (b *Budget) AcquireMany(ctx context.Context, wants []Want) ([]Grant, error)
 		keys[i] = b.hostKeys(host)
 		args[i] = []any{min(max(w.N, 1), b.opts.MaxWant), l.intervalMS, l.burst, l.cap,
 			b.opts.LeaseTTL.Milliseconds(), b.opts.StateTTL.Milliseconds(), b.opts.FullWait.Milliseconds(),
-			prefixes[i], fieldTAT, fieldFactor}
+			prefixes[i], cluster.RateTAT, cluster.RateFactor}
 	}
 	cmds, err := evalMany(ctx, b.rdb, acquireScript, keys, args)
 	grants := make([]Grant, len(wants))
@@ -144,8 +144,9 @@ func (b *Budget) grant(host, prefix string, val any) Grant {
 	reason, _ := res[3].(string)
 	g := Grant{Host: host, Wait: time.Duration(toInt64(res[1])) * time.Millisecond,
 		Reason: Reason(reason), At: time.UnixMilli(now)}
+	granted := time.Now()
 	for i := int64(1); i <= n; i++ {
-		g.Leases = append(g.Leases, &Lease{budget: b, host: host, token: fmt.Sprintf("%s%d", prefix, i)})
+		g.Leases = append(g.Leases, &Lease{budget: b, host: host, token: fmt.Sprintf("%s%d", prefix, i), granted: granted})
 	}
 	return g
 }

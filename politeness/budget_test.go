@@ -415,25 +415,6 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	for in, want := range map[string]time.Duration{
-		"120":                           2 * time.Minute,
-		"0":                             0,
-		"Fri, 02 Jan 2026 03:05:05 GMT": time.Minute,
-		"Fri, 02 Jan 2026 03:00:00 GMT": 0,
-	} {
-		if got, ok := ParseRetryAfter(in, now); !ok || got != want {
-			t.Errorf("ParseRetryAfter(%q) = %v, %v; want %v", in, got, ok, want)
-		}
-	}
-	for _, in := range []string{"", "soon", "-5"} {
-		if _, ok := ParseRetryAfter(in, now); ok {
-			t.Errorf("ParseRetryAfter(%q) ok, want not", in)
-		}
-	}
-}
-
 func TestHostKeys(t *testing.T) {
 	k := cluster.Keys{Prefix: "p"}.Host("a}b{c")
 	for _, key := range []string{k.Rate(), k.Leases(), k.Pause()} {

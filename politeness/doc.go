@@ -18,6 +18,9 @@
 // script call per host; each host's keys share a hash tag, so this works on
 // Redis Cluster too). Queue is the per-process loop built on it: workers
 // take (Next) whatever task's host is ready, tasks of busy hosts wait in
-// the queue, and one round trip per round serves every idle worker. Budgets are per target host (HostOf), never per
-// proxy: a site sees the same rate whichever proxies the requests take.
+// the queue, and one round trip per round serves every idle worker; Parked
+// says how many of them will not start soon. Keeper renews the leases of a
+// process's long requests, all in one round trip per tick. Budgets are per
+// target host (HostOf), never per proxy: a site sees the same rate
+// whichever proxies the requests take.
 package politeness

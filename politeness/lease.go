@@ -5,15 +5,18 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/crawler-dev/crawler/cluster"
 )
 
 // Lease is one request's place in a host's concurrency cap. It counts
 // until Release or Done, or until Options.LeaseTTL passes without Renew,
 // so a process that dies holding it frees it by itself.
 type Lease struct {
-	budget *Budget
-	host   string
-	token  string
+	budget  *Budget
+	host    string
+	token   string
+	granted time.Time // this process's clock
 }
 
 // Host is the host the lease is for.
@@ -35,13 +38,69 @@ func (l *Lease) Done(ctx context.Context, status int, retryAfter time.Duration) 
 // Renew keeps the lease for another Options.LeaseTTL, for a request that
 // runs long. It returns ErrLeaseLost if the lease had already expired.
 func (l *Lease) Renew(ctx context.Context) error {
-	k := l.budget.opts.Keys.Host(l.host)
-	err := renewScript.Run(ctx, l.budget.rdb, []string{k.Leases()}, l.token,
-		l.budget.opts.LeaseTTL.Milliseconds()).Err()
-	if err != nil {
-		return fmt.Errorf("renew lease on %s: %w", l.host, codes.Translate(err))
+	lost, err := l.budget.RenewMany(ctx, []*Lease{l})
+	switch {
+	case err != nil:
+		return err
+	case len(lost) > 0:
+		return fmt.Errorf("renew lease on %s: %w", l.host, ErrLeaseLost)
 	}
 	return nil
+}
+
+// RenewMany keeps leases for another Options.LeaseTTL in one round trip
+// (one script call per host, pipelined) and returns the ones that had
+// already expired: those no longer count against their host's cap.
+func (b *Budget) RenewMany(ctx context.Context, leases []*Lease) ([]*Lease, error) {
+	if len(leases) == 0 {
+		return nil, nil
+	}
+	byHost := map[string][]*Lease{}
+	var hosts []string
+	for _, l := range leases {
+		if byHost[l.host] == nil {
+			hosts = append(hosts, l.host)
+		}
+		byHost[l.host] = append(byHost[l.host], l)
+	}
+	keys := make([][]string, len(hosts))
+	args := make([][]any, len(hosts))
+	for i, h := range hosts {
+		keys[i] = []string{b.opts.Keys.Host(h).Leases()}
+		args[i] = append(make([]any, 0, len(byHost[h])+1), b.opts.LeaseTTL.Milliseconds())
+		for _, l := range byHost[h] {
+			args[i] = append(args[i], l.token)
+		}
+	}
+	cmds, err := evalMany(ctx, b.rdb, renewScript, keys, args)
+	if err != nil {
+		return nil, fmt.Errorf("renew %d leases: %w", len(leases), err)
+	}
+	var lost []*Lease
+	for i, c := range cmds {
+		lost = append(lost, lostLeases(byHost[hosts[i]], c.Val())...)
+	}
+	return lost, nil
+}
+
+// lostLeases picks from leases the ones whose tokens renew.lua returned.
+func lostLeases(leases []*Lease, reply any) []*Lease {
+	tokens, _ := reply.([]any)
+	if len(tokens) == 0 {
+		return nil
+	}
+	gone := map[string]bool{}
+	for _, t := range tokens {
+		s, _ := t.(string)
+		gone[s] = true
+	}
+	var lost []*Lease
+	for _, l := range leases {
+		if gone[l.token] {
+			lost = append(lost, l)
+		}
+	}
+	return lost
 }
 
 // Pause stops every process of the cluster from starting requests to host
@@ -129,5 +188,5 @@ func (b *Budget) reportArgs(r hostReport) []any {
 		args = append(args, t)
 	}
 	return append(args, r.cuts, r.raises, r.pauseMS, o.Cut, o.Raise, o.MinFactor, o.CutEvery.Milliseconds(),
-		o.StateTTL.Milliseconds(), fieldFactor, fieldCutAt)
+		o.StateTTL.Milliseconds(), cluster.RateFactor, cluster.RateCutAt)
 }

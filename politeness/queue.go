@@ -38,9 +38,10 @@ type Queue[T any] struct {
 }
 
 type hostQueue[T any] struct {
-	rule  Rule
-	items []T
-	due   time.Time // not asked again before
+	rule   Rule
+	items  []T
+	due    time.Time // not asked again before
+	reason Reason    // what held the host back when last asked
 }
 
 // maxIdle bounds the loop's sleep with nothing due, so it notices a pause
@@ -73,6 +74,29 @@ func (q *Queue[T]) Push(host string, rule Rule, item T) {
 	q.signal()
 }
 
+// Remove takes out of host's queue the items match selects, in their
+// order, and returns them: they no longer wait for the host.
+func (q *Queue[T]) Remove(host string, match func(T) bool) []T {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	h := q.hosts[normalize(host)]
+	if h == nil {
+		return nil
+	}
+	var out []T
+	kept := h.items[:0]
+	for _, it := range h.items {
+		if match(it) {
+			out = append(out, it)
+		} else {
+			kept = append(kept, it)
+		}
+	}
+	clear(h.items[len(kept):]) // drop the references the slice still holds
+	h.items = kept
+	return out
+}
+
 // Len is the number of items waiting for their host.
 func (q *Queue[T]) Len() int {
 	q.mu.Lock()
@@ -80,6 +104,28 @@ func (q *Queue[T]) Len() int {
 	n := 0
 	for _, h := range q.hosts {
 		n += len(h.items)
+	}
+	return n
+}
+
+// Parked is how many queued items are not expected to start within
+// horizon: every item of a host that may not be asked again for that long
+// (paused by a Retry-After, or spacing its requests wider, as a long
+// Crawl-delay does), and the items beyond its concurrency cap of a host
+// the budget held back when last asked. A caller that bounds the work it
+// holds counts these apart, so that one slow or paused host does not
+// crowd out the others.
+func (q *Queue[T]) Parked(horizon time.Duration) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now, n := q.now(), 0
+	for _, h := range q.hosts {
+		switch {
+		case h.due.Sub(now) >= horizon:
+			n += len(h.items)
+		case h.reason != ReasonNone:
+			n += max(len(h.items)-h.rule.limits(q.budget.opts.DefaultRPS).cap, 0)
+		}
 	}
 	return n
 }
@@ -182,7 +228,7 @@ func (q *Queue[T]) deliver(ctx context.Context, grants []Grant) {
 	now := q.now()
 	for _, g := range grants {
 		h := q.hosts[g.Host]
-		h.due = now.Add(g.Wait)
+		h.due, h.reason = now.Add(g.Wait), g.Reason
 		for _, l := range g.Leases {
 			if len(h.items) == 0 || len(q.waiters) == 0 {
 				spare = append(spare, l)

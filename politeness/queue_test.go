@@ -151,3 +151,51 @@ func TestQueue_BusyHostDoesNotHoldWorkers(t *testing.T) {
 // pipelines counts AcquireMany calls: they are the client's only pipelines
 // (Done and Release are single commands).
 func (r *roundTrips) pipelines() int64 { return r.p.Load() }
+
+// TestQueue_Parked: items of a paused host, and a held-back host's items
+// beyond its cap, count as parked; a free host's do not.
+func TestQueue_Parked(t *testing.T) {
+	rdb, keys := testenv.Redis(t)
+	b := newBudget(t, rdb, keys, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := b.Pause(ctx, "paused.test", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	q := startQueue[string](t, b)
+	for i := range 5 {
+		q.Push("paused.test", Rule{RPS: 1000}, fmt.Sprint("p", i))
+		q.Push("busy.test", Rule{RPS: 1000, Concurrency: 2}, fmt.Sprint("b", i))
+	}
+	q.Push("free.test", Rule{RPS: 1000}, "f")
+	if n := q.Parked(time.Second); n != 0 {
+		t.Errorf("Parked before any host was asked = %d, want 0", n)
+	}
+	go func() { // a worker that takes everything it is given and keeps its leases
+		for ctx.Err() == nil {
+			_, _ = q.Next(ctx)
+		}
+	}()
+	// paused.test: all 5; busy.test: 2 granted, 3 left, 1 beyond its cap.
+	if !eventually(10*time.Second, func() bool { return q.Len() == 8 && q.Parked(time.Second) == 6 }) {
+		t.Errorf("Len %d, Parked %d; want 8 waiting, 6 parked", q.Len(), q.Parked(time.Second))
+	}
+}
+
+// TestQueue_Remove: Remove takes the matching items out of one host's
+// queue, in order, and leaves the rest to be handed out.
+func TestQueue_Remove(t *testing.T) {
+	rdb, keys := testenv.Redis(t)
+	q := NewQueue[int](newBudget(t, rdb, keys, nil), nil)
+	for i := range 6 {
+		q.Push("Host.test", Rule{RPS: 1000}, i)
+	}
+	q.Push("other.test", Rule{RPS: 1000}, 100)
+	got := q.Remove("host.test", func(i int) bool { return i%2 == 0 })
+	if fmt.Sprint(got) != "[0 2 4]" || q.Len() != 4 {
+		t.Errorf("Remove = %v with %d left, want [0 2 4] with 4", got, q.Len())
+	}
+	if got := q.Remove("nobody.test", func(int) bool { return true }); got != nil {
+		t.Errorf("Remove on an unknown host = %v", got)
+	}
+}

@@ -22,18 +22,9 @@ var (
 	stateScript   = luascript.Load(luaFiles, "lua/state.lua")
 )
 
-// Fields of a host's rate hash (cluster.HostKeys.Rate).
-const (
-	fieldTAT    = "tat"    // GCRA theoretical arrival time, server ms
-	fieldFactor = "factor" // backoff: share of the rule's rate in use, (0, 1]
-	fieldCutAt  = "cut_at" // server ms of the last cut
-)
-
 // ErrLeaseLost is returned by Renew when the lease expired before it was
 // renewed: the request no longer counts against the cap.
 var ErrLeaseLost = errors.New("lease lost")
-
-var codes = luascript.Codes{"LOST": ErrLeaseLost}
 
 // evalMany runs script once per argument set in one pipeline (one round
 // trip, or one per shard of a Redis Cluster). Calls that failed with
@@ -64,7 +55,7 @@ func evalMany(ctx context.Context, rdb redis.UniversalClient, script *redis.Scri
 	}
 	for _, c := range cmds {
 		if err := c.Err(); err != nil {
-			return cmds, codes.Translate(err)
+			return cmds, err
 		}
 	}
 	return cmds, nil

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/crawler-dev/crawler/cluster"
 )
 
 // HostState is a host's budget as Redis holds it now.
@@ -18,7 +20,7 @@ type HostState struct {
 
 // State reads host's budget, for status pages and tests.
 func (b *Budget) State(ctx context.Context, host string) (HostState, error) {
-	res, err := stateScript.Run(ctx, b.rdb, b.hostKeys(normalize(host)), fieldFactor).Slice()
+	res, err := stateScript.Run(ctx, b.rdb, b.hostKeys(normalize(host)), cluster.RateFactor).Slice()
 	if err != nil {
 		return HostState{}, fmt.Errorf("state of %s: %w", host, err)
 	}

@@ -32,6 +32,11 @@ type Decision struct {
 	Temporary bool
 	// RetryAfter is when asking again may give another answer (Temporary).
 	RetryAfter time.Duration
+	// Unreachable is true, with Temporary, when the server gave no answer
+	// at all (refused, reset, timed out, no such host): the site itself is
+	// most likely down, so a page waiting for it should count the wait as
+	// a failed try rather than wait out the error window.
+	Unreachable bool
 }
 
 // Cache answers robots.txt questions for the whole cluster: each origin's
@@ -51,6 +56,7 @@ type Cache struct {
 type entry struct {
 	file      *File // nil: no rules (allow all) unless unavailable
 	blocked   bool  // 5xx, 429, unreachable: disallow all until expires
+	elsewhere bool  // blocked only while another process fetches the file
 	expires   time.Time
 	status    int
 	fetchedAt time.Time
@@ -98,7 +104,7 @@ func (c *Cache) Check(ctx context.Context, rawURL, userAgent string) (Decision, 
 
 func (c *Cache) decide(e *entry, token, path string) Decision {
 	if e.blocked {
-		return Decision{Temporary: true, RetryAfter: max(e.expires.Sub(c.now()), 0)}
+		return Decision{Temporary: true, RetryAfter: max(e.expires.Sub(c.now()), 0), Unreachable: e.status == 0 && !e.elsewhere}
 	}
 	if e.file == nil {
 		return Decision{Allowed: true}

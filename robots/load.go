@@ -49,7 +49,7 @@ func (c *Cache) load(ctx context.Context, origin string) (*entry, error) {
 		left := deadline.Sub(c.now())
 		if left <= 0 {
 			// Not cached: the next Check looks in Redis again.
-			return &entry{blocked: true, expires: c.now().Add(res.wait)}, nil
+			return &entry{blocked: true, elsewhere: true, expires: c.now().Add(res.wait)}, nil
 		}
 		if err := ctxtime.Sleep(ctx, min(res.wait, left, pollInterval)); err != nil {
 			return nil, err

@@ -24,13 +24,9 @@ var (
 	releaseScript = luascript.Load(luaFiles, "lua/release.lua")
 )
 
-// Fields of the shared robots.txt hash (cluster.RobotsKeys.File).
-const (
-	fieldStatus    = "status"
-	fieldBody      = "body"
-	fieldFetchedAt = "fetched_at"
-	fieldExpiresAt = "expires_at"
-)
+// fileFields are the fields of the shared robots.txt hash
+// (cluster.RobotsKeys.File), in the order the scripts read them.
+var fileFields = []any{cluster.RobotsStatus, cluster.RobotsBody, cluster.RobotsFetchedAt, cluster.RobotsExpiresAt}
 
 // shared is one origin's robots.txt as the cluster keeps it in Redis.
 type shared struct {
@@ -57,8 +53,8 @@ type store struct {
 // claim reads origin's file or takes the fetch lease under token.
 func (s store) claim(ctx context.Context, origin, token string, lease time.Duration) (claimResult, error) {
 	k := s.keys.Robots(origin)
-	res, err := claimScript.Run(ctx, s.rdb, []string{k.File(), k.Lease()},
-		token, lease.Milliseconds(), fieldStatus, fieldBody, fieldFetchedAt, fieldExpiresAt).Slice()
+	args := append([]any{token, lease.Milliseconds()}, fileFields...)
+	res, err := claimScript.Run(ctx, s.rdb, []string{k.File(), k.Lease()}, args...).Slice()
 	if err != nil {
 		return claimResult{}, fmt.Errorf("claim robots.txt of %s: %w", origin, err)
 	}
@@ -80,8 +76,8 @@ func (s store) claim(ctx context.Context, origin, token string, lease time.Durat
 // put stores origin's file for ttl and gives up the lease.
 func (s store) put(ctx context.Context, origin, token string, status int, body []byte, ttl time.Duration) (time.Time, error) {
 	k := s.keys.Robots(origin)
-	ms, err := storeScript.Run(ctx, s.rdb, []string{k.File(), k.Lease()},
-		token, ttl.Milliseconds(), status, body, fieldStatus, fieldBody, fieldFetchedAt, fieldExpiresAt).Int64()
+	args := append([]any{token, ttl.Milliseconds(), status, body}, fileFields...)
+	ms, err := storeScript.Run(ctx, s.rdb, []string{k.File(), k.Lease()}, args...).Int64()
 	if err != nil {
 		return time.Time{}, fmt.Errorf("store robots.txt of %s: %w", origin, err)
 	}

@@ -42,6 +42,14 @@ type Options struct {
 	// before it is dead-lettered: recorded as failed with the reason its
 	// last holder gave up, so one poison task cannot keep a job running.
 	MaxDeliveries int
+	// MaxParked bounds the tasks held beyond the 4 × Concurrency kept for
+	// the fetchers while they wait long (downloader.Downloader.Parked): a
+	// paused or slow host's, ones waiting out a Retry-After or for their
+	// robots.txt. Up to MaxParked of them do not count against the tasks
+	// kept for the fetchers, so one slow or paused host cannot stop the
+	// slave taking other hosts' tasks; past it they count again, which
+	// bounds the memory held (about 1 KiB a task). 0 counts them all.
+	MaxParked int
 	// MaxMemory is the memory the slave aims to stay within: half of it
 	// bounds the pages held at once (fetched and not yet extracted), the
 	// rest is for everything else. 0 means no bound.
@@ -55,6 +63,10 @@ type Options struct {
 
 // DefaultConcurrency is how many pages a slave fetches at once by default.
 const DefaultConcurrency = 32
+
+// DefaultMaxParked is how many long-waiting tasks a slave holds by default
+// beyond those kept for its fetchers.
+const DefaultMaxParked = 4096
 
 // DefaultMaxMemory is the memory a slave aims to stay within by default.
 const DefaultMaxMemory = 256 << 20
@@ -70,6 +82,7 @@ func DefaultOptions() Options {
 		Poll:          200 * time.Millisecond,
 		DrainTimeout:  10 * time.Second,
 		MaxDeliveries: 5,
+		MaxParked:     DefaultMaxParked,
 		MaxMemory:     DefaultMaxMemory,
 		Fetch:         fetch.DefaultOptions(),
 		Download:      downloader.DefaultOptions(),
@@ -107,6 +120,8 @@ func (o Options) Validate() error {
 		return cluster.Invalid("MaxMemory", o.MaxMemory, "must be 0 (no bound) or at least 16 MiB")
 	case o.MaxDeliveries < 1:
 		return cluster.Invalid("MaxDeliveries", o.MaxDeliveries, "must be at least 1")
+	case o.MaxParked < 0 || o.MaxParked > 1_000_000:
+		return cluster.Invalid("MaxParked", o.MaxParked, "is outside 0..1000000")
 	}
 	return nil
 }

@@ -185,11 +185,20 @@ func (s *Slave) work(ctx context.Context) {
 	s.handBack()
 }
 
-// capacity is how many tasks the slave holds at most: those being fetched
-// and those waiting for their host's budget. Holding more than it fetches
-// lets a slave whose queue mixes a slow host and fast ones keep its
+// capacity is how many tasks the slave holds for its fetchers: those
+// being fetched and those whose turn comes soon. Holding more than it
+// fetches lets a slave whose queue mixes a slow host and fast ones keep its
 // fetchers busy.
 func (s *Slave) capacity() int { return 4 * s.opts.Concurrency }
+
+// room is how many more tasks the slave may take: up to capacity of those
+// being fetched or due soon, plus up to MaxParked that wait long (a paused
+// host's, a slow host's beyond its cap, a Retry-After's), so that tasks of
+// one slow or paused host never fill the room of the others.
+func (s *Slave) room() int {
+	parked := min(s.dl.Parked(), s.opts.MaxParked)
+	return s.capacity() - (s.dl.Pending() - parked)
+}
 
 // dispatch takes tasks from the running jobs' queues while there is room.
 func (s *Slave) dispatch(ctx, drainCtx context.Context) {
@@ -201,7 +210,7 @@ func (s *Slave) dispatch(ctx, drainCtx context.Context) {
 			}
 			lastCheck = time.Now()
 		}
-		room := s.capacity() - s.dl.Pending()
+		room := s.room()
 		if room <= 0 || s.takeTasks(ctx, drainCtx, room) == 0 {
 			s.waitFreed(ctx, s.opts.Poll)
 		}

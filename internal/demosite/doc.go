@@ -4,8 +4,11 @@
 // from several list pages, variant spellings of one URL (query order,
 // fragments, absolute and relative forms), offsite links, a page in GBK,
 // near-duplicate articles, pages that are gone (404) and pages that fail
-// once (503) before working. It knows what a correct crawl must store, so
-// tests can check every item. A benchmark spreads it over several hosts
+// once (503) before working; and, when asked (Options.DisallowEvery,
+// Options.PDFEvery), a robots.txt disallowing some detail pages and detail
+// pages that are PDFs. It knows what a correct crawl must store (Expected)
+// and count (Tally), so tests can check every item and every counter. A
+// benchmark spreads it over several hosts
 // (Options.FirstID gives each its own range of pages), slows it down
 // (Options.Delay) and makes its pages heavy (Options.PageBytes).
 package demosite

@@ -39,6 +39,14 @@ type Options struct {
 	// paragraphs outside the extracted fields, like a real site's heavy
 	// markup (0: no padding).
 	PageBytes int
+	// DisallowEvery makes the site's robots.txt disallow every n-th detail
+	// page (0, the default: the site has no robots.txt, 404). A crawl that
+	// obeys robots.txt never fetches them; the master counts each link to
+	// one as robots_disallowed.
+	DisallowEvery int
+	// PDFEvery serves every n-th detail page as a PDF (0, the default:
+	// none): fetched, it is skipped as not HTML (skipped_not_html).
+	PDFEvery int
 }
 
 func (o *Options) applyDefaults() {
@@ -119,6 +127,8 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveList(w, r)
 	case strings.HasPrefix(r.URL.Path, "/detail/"):
 		s.serveDetail(w, r)
+	case r.URL.Path == "/robots.txt" && s.opts.DisallowEvery > 0:
+		s.serveRobots(w)
 	default:
 		http.NotFound(w, r)
 	}
@@ -200,22 +210,39 @@ type Outcome int
 
 // Outcomes of a detail page.
 const (
-	Stored Outcome = iota
-	Gone           // answers 404: recorded as failed
+	Stored     Outcome = iota
+	Gone               // answers 404: recorded as failed
+	Disallowed         // robots.txt disallows it (Options.DisallowEvery): never fetched, not discovered
+	NotHTML            // a PDF (Options.PDFEvery): skipped as not HTML
 )
 
 // Expected returns every detail page's canonical path+query and outcome.
 func (s *Site) Expected() map[string]Outcome {
 	out := make(map[string]Outcome, s.opts.Details)
 	for id := s.opts.FirstID; id <= s.lastID(); id++ {
-		if s.gone(id) {
-			out[CanonicalPath(id)] = Gone
-		} else {
-			out[CanonicalPath(id)] = Stored
-		}
+		out[CanonicalPath(id)] = s.outcome(id)
 	}
 	return out
 }
+
+// outcome is what a correct crawl records for detail id.
+func (s *Site) outcome(id int) Outcome {
+	switch {
+	case s.disallowed(id):
+		return Disallowed
+	case s.gone(id):
+		return Gone
+	case s.pdf(id):
+		return NotHTML
+	}
+	return Stored
+}
+
+func (s *Site) disallowed(id int) bool {
+	return s.opts.DisallowEvery > 0 && id%s.opts.DisallowEvery == 0
+}
+
+func (s *Site) pdf(id int) bool { return s.opts.PDFEvery > 0 && id%s.opts.PDFEvery == 0 }
 
 func (s *Site) gone(id int) bool {
 	s.mu.Lock()
@@ -231,6 +258,11 @@ func (s *Site) serveDetail(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.failOnce(id) {
 		http.Error(w, "try again", http.StatusServiceUnavailable)
+		return
+	}
+	if s.pdf(id) {
+		w.Header().Set("Content-Type", "application/pdf")
+		_, _ = fmt.Fprintf(w, "%%PDF-1.4\n%% article %d\n%%%%EOF\n", id)
 		return
 	}
 	page := ArticleFor(id).HTML()
@@ -256,6 +288,21 @@ func (s *Site) padding(n int) []byte {
 	}
 	paras := (need + len(fillerParagraph) - 1) / len(fillerParagraph)
 	return s.filler[:min(paras*len(fillerParagraph), len(s.filler))]
+}
+
+// serveRobots serves a robots.txt disallowing every DisallowEvery-th
+// detail page: "Disallow: /detail/ID?" matches that page however its
+// query is spelled, and no other.
+func (s *Site) serveRobots(w http.ResponseWriter) {
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	for id := s.opts.FirstID; id <= s.lastID(); id++ {
+		if s.disallowed(id) {
+			fmt.Fprintf(&b, "Disallow: /detail/%d?\n", id)
+		}
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = io.WriteString(w, b.String())
 }
 
 func (s *Site) failOnce(id int) bool {

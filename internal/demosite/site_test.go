@@ -17,6 +17,7 @@ import (
 
 	"github.com/crawler-dev/crawler/canon"
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/robots"
 )
 
 func serve(t *testing.T, opts Options) (*Site, *httptest.Server) {
@@ -241,7 +242,7 @@ func TestSite_ServeHTTP(t *testing.T) {
 		}
 	})
 	t.Run("unknown paths answer 404", func(t *testing.T) {
-		for _, p := range []string{"/list/16", "/list/0", "/list/x", "/detail/301", "/detail/0", "/nope"} {
+		for _, p := range []string{"/list/16", "/list/0", "/list/x", "/detail/301", "/detail/0", "/nope", "/robots.txt"} {
 			if resp, _ := get(t, srv.URL+p); resp.StatusCode != 404 {
 				t.Errorf("GET %s = %d, want 404", p, resp.StatusCode)
 			}
@@ -366,4 +367,92 @@ func TestJob_YAML(t *testing.T) {
 	if !spec.AllowsHost("127.0.0.2") || spec.AllowsHost("127.0.0.3") {
 		t.Errorf("allowed domains not as given: %v", spec.AllowedDomains)
 	}
+}
+
+// TestSite_robotsAndPDF: with DisallowEvery, robots.txt disallows exactly
+// every n-th detail page, however its link is spelled, and nothing else;
+// with PDFEvery, every n-th detail page is a PDF. Expected says so.
+func TestSite_robotsAndPDF(t *testing.T) {
+	s, srv := serve(t, Options{Details: 60, DisallowEvery: 10, PDFEvery: 7, GoneEvery: 11, FlakyEvery: -1})
+	resp, body := get(t, srv.URL+"/robots.txt")
+	if resp.StatusCode != 200 {
+		t.Fatalf("robots.txt answers %d", resp.StatusCode)
+	}
+	file := robots.Parse(body)
+	r := httptest.NewRequest(http.MethodGet, srv.URL+"/list/1", nil)
+	for id := 1; id <= 60; id++ {
+		for k := 0; k < 5; k++ {
+			link, err := canon.Ref(mustParse(t, srv.URL+"/list/2"), variant(r, id, k))
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := robots.PathOf(mustParse(t, link))
+			if allowed := file.Allowed("crawler", path); allowed == (id%10 == 0) {
+				t.Errorf("detail %d spelled %q: allowed %v, want %v", id, path, allowed, id%10 != 0)
+			}
+		}
+	}
+	if !file.Allowed("crawler", "/list/1") {
+		t.Error("robots.txt disallows the list pages")
+	}
+	// Gone comes before PDF, robots.txt before both (none of 1..60 is both here).
+	for id, want := range map[int]Outcome{10: Disallowed, 14: NotHTML, 11: Gone, 12: Stored, 30: Disallowed} {
+		if got := s.Expected()[CanonicalPath(id)]; got != want {
+			t.Errorf("Expected[%d] = %v, want %v", id, got, want)
+		}
+	}
+	resp, body = get(t, srv.URL+CanonicalPath(14))
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || ct != "application/pdf" || !bytes.HasPrefix(body, []byte("%PDF-")) {
+		t.Errorf("detail 14: %d %s %.10q, want a PDF", resp.StatusCode, ct, body)
+	}
+	if resp, _ := get(t, srv.URL+CanonicalPath(10)); resp.StatusCode != 200 {
+		t.Errorf("a disallowed page answers %d; robots.txt asks, the server still serves", resp.StatusCode)
+	}
+}
+
+// TestSite_Tally: the counters Tally promises are what a breadth-first
+// crawl of the site finds, link by link, and they add up.
+func TestSite_Tally(t *testing.T) {
+	for _, opts := range []Options{{}, {Details: 200, DisallowEvery: 9, PDFEvery: 13}} {
+		t.Run(fmt.Sprintf("%+v", opts), func(t *testing.T) {
+			s, srv := serve(t, opts)
+			_, details, offsite := crawl(t, srv)
+			var want Tally
+			want.Offsite = offsite
+			for path, links := range details {
+				switch s.Expected()[path] {
+				case Disallowed:
+					want.RobotsDisallowed += links
+					continue
+				case Stored:
+					want.Stored++
+				case Gone:
+					want.Failed++
+				case NotHTML:
+					want.SkippedNotHTML++
+				}
+				want.Discovered += links
+				want.Duplicates += links - 1
+			}
+			got := s.Tally()
+			if got != want {
+				t.Errorf("Tally = %+v, the crawl found %+v", got, want)
+			}
+			if got.Discovered != got.Stored+got.Failed+got.SkippedNotHTML+got.Duplicates {
+				t.Errorf("Tally does not add up: %+v", got)
+			}
+			if opts.DisallowEvery > 0 && (got.RobotsDisallowed == 0 || got.SkippedNotHTML == 0) {
+				t.Errorf("Tally = %+v: the options should make robots_disallowed and skipped_not_html non-zero", got)
+			}
+		})
+	}
+}
+
+func mustParse(t *testing.T, raw string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }
