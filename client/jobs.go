@@ -34,24 +34,29 @@ func Jobs(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, max
 // ErrJobFinished is returned when cancelling a job that is not running.
 var ErrJobFinished = errors.New("the job is finished")
 
-// Cancel asks the master that owns the job to stop it: it stops walking the
-// list pages, drops the tasks still queued (counted as cancelled) and marks
-// the job finished; tasks already in flight are finished by their slaves.
-// A pending job is cancelled before it starts.
-func Cancel(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, job string) error {
+// Cancel asks the master that owns the job to stop it: it stops walking
+// the list pages, drops the tasks still queued (counted as cancelled) and
+// marks the job finished once the tasks already in flight are finished by
+// their slaves (or dropped, should their lease lapse). A pending job that
+// no master holds (none runs, or none under this key prefix) is finished
+// here at once, so it can be reset or submitted again: finished reports
+// that.
+func Cancel(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, job string) (finished bool, err error) {
 	jk := keys.Job(job)
-	n, err := cancelScript.Run(ctx, rdb, []string{jk.State()}, cluster.StateField, cluster.StateFinished,
-		cluster.StateCancel, time.Now().UTC().Format(time.RFC3339)).Int()
+	n, err := cancelScript.Run(ctx, rdb, []string{jk.State(), jk.Owner()},
+		cluster.StateField, cluster.StateCancel, cluster.StateFinishedAt, cluster.StateCancelledAt,
+		cluster.StateNextRoundAt, cluster.StateFinished, cluster.StatePending,
+		time.Now().UTC().Format(time.RFC3339)).Int()
 	switch {
 	case err != nil:
-		return fmt.Errorf("cancel job %s: %w", job, err)
+		return false, fmt.Errorf("cancel job %s: %w", job, err)
 	case n == -1:
-		return fmt.Errorf("cancel job %s: %w", job, ErrJobNotFound)
+		return false, fmt.Errorf("cancel job %s: %w", job, ErrJobNotFound)
 	case n == 0:
-		return fmt.Errorf("cancel job %s: %w", job, ErrJobFinished)
+		return false, fmt.Errorf("cancel job %s: %w", job, ErrJobFinished)
 	}
 	bumpJobs(ctx, rdb, keys)
-	return nil
+	return n == 2, nil
 }
 
 // ErrJobBusy is returned when resetting a job that is pending or running.

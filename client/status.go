@@ -32,7 +32,9 @@ type Status struct {
 }
 
 // Counters are a job's totals. Once the job is finished,
-// Discovered = Stored + Failed + Skipped + Duplicates.
+// Discovered = Stored + Failed + Skipped + Duplicates + Cancelled (see
+// Settled). SkippedOffsite also counts list pages redirected off the
+// allowed domains, which are not discovered and so not in Skipped.
 type Counters struct {
 	ListPages        int64 `json:"list_pages"`
 	ListFailed       int64 `json:"list_failed"`

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/dedup"
 	"github.com/crawler-dev/crawler/internal/testenv"
@@ -25,22 +27,71 @@ func testJob(name string, seeds ...string) *cluster.JobSpec {
 
 // TestSubmit_refusesWhatRedisCannotHold (issue 8, defect 4): a dupefilter
 // sized beyond the server's memory is refused at submit, saying how much it
-// needs, and nothing of the job is written.
+// needs, and nothing of the job is written; a small one is accepted. The
+// sizes come from what this Redis reports (maxmemory, or the host's memory
+// without one), so the test holds on any host.
 func TestSubmit_refusesWhatRedisCannotHold(t *testing.T) {
 	rdb, keys := testenv.Redis(t)
 	ctx := context.Background()
+	limit := memoryLimit(t, rdb)
 	big := testJob("huge", "https://example.com/")
-	big.Dedup.Capacity = 5_000_000_000
+	big.ApplyDefaults()
+	big.Dedup = capacityBeyond(t, keys.Job("huge"), big.Dedup, limit)
 	err := Submit(ctx, rdb, keys, big)
 	if !errors.Is(err, dedup.ErrNoRoom) || !strings.Contains(err.Error(), "needs up to") {
-		t.Fatalf("Submit(capacity 5e9) = %v, want ErrNoRoom saying how much it needs", err)
+		t.Fatalf("Submit(dedup %+v, beyond Redis's %d bytes) = %v, want ErrNoRoom saying how much it needs",
+			big.Dedup, limit, err)
 	}
 	if n := rdb.Exists(ctx, keys.Job("huge").Spec(), keys.Job("huge").State()).Val(); n != 0 {
 		t.Errorf("a refused job left %d keys", n)
 	}
-	if err := Submit(ctx, rdb, keys, testJob("fine", "https://example.com/")); err != nil {
-		t.Errorf("Submit(defaults) = %v", err)
+	small := testJob("fine", "https://example.com/")
+	small.Dedup.Capacity = 1000
+	if err := Submit(ctx, rdb, keys, small); err != nil {
+		t.Errorf("Submit(capacity 1000) = %v", err)
 	}
+}
+
+// memoryLimit is the most memory the Redis may use: its maxmemory, or the
+// host's memory without one.
+func memoryLimit(t *testing.T, rdb redis.UniversalClient) uint64 {
+	t.Helper()
+	info, err := rdb.Info(context.Background(), "memory").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := dedup.ParseRedisMemory(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mem.MaxMemory > 0 {
+		return mem.MaxMemory
+	}
+	if mem.TotalSystem == 0 {
+		t.Fatal("Redis reports neither maxmemory nor total_system_memory: no limit to exceed")
+	}
+	return mem.TotalSystem
+}
+
+// capacityBeyond returns d resized until its dupefilter estimate exceeds
+// limit bytes, more than Redis can ever hold whatever it holds now: the
+// capacity doubles from a million, and on a host too big for the default
+// window's slices, the window gets the most slices and the lowest error
+// rate a job may have.
+func capacityBeyond(t *testing.T, jk cluster.JobKeys, d cluster.DedupSpec, limit uint64) cluster.DedupSpec {
+	t.Helper()
+	widest := d
+	widest.Window, widest.Granularity = cluster.Duration(1000*time.Hour), cluster.Duration(time.Hour)
+	widest.ErrorRate = 1e-9
+	for _, shape := range []cluster.DedupSpec{d, widest} {
+		for shape.Capacity = 1_000_000; shape.Capacity <= cluster.MaxDedupCapacity; shape.Capacity *= 2 {
+			if dedup.EstimateBytes(dedup.JobOptions(shape, jk)) > limit {
+				return shape
+			}
+		}
+	}
+	t.Fatalf("no dupefilter a job may have needs more than Redis's %d bytes", limit)
+	return d
 }
 
 // TestSubmit_manySeeds (issue 8, defect 4): a job of many seeds is stored a

@@ -111,6 +111,14 @@ func (j JobKeys) TaskAttempts() string { return j.tag + ":attempts:tasks" }
 // ListAttempts is the same for the list pages of the frontier.
 func (j JobKeys) ListAttempts() string { return j.tag + ":attempts:lists" }
 
+// Fields of an attempts hash (TaskAttempts, ListAttempts): each is one of
+// these prefixes followed by the entry (a task's or list page's wire form)
+// it is about. The queue scripts take them as ARGV.
+const (
+	AttemptCountPrefix  = "n:" // how many times the entry was delivered
+	AttemptReasonPrefix = "e:" // why its last holder gave up on it
+)
+
 // Retry is the list of failed detail tasks re-enqueued by client
 // retry-failed, waiting for the master to route them.
 func (j JobKeys) Retry() string { return j.tag + ":retry" }

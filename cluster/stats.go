@@ -24,10 +24,10 @@ const (
 
 // Counter names in a job's Stats hash. Every detail link found on an allowed
 // host that robots.txt allows is counted once as discovered and ends as
-// exactly one of stored, failed, skipped or duplicates; so once a job is
-// finished, discovered = stored + failed + skipped + duplicates. Discovered
-// itself is derived: every detail link admitted is either routed or a
-// duplicate, so discovered = routed + duplicates.
+// exactly one of stored, failed, skipped, duplicates or cancelled; so once
+// a job is finished, discovered = stored + failed + skipped + duplicates +
+// cancelled. Discovered itself is derived: every detail link admitted is
+// either routed or a duplicate, so discovered = routed + duplicates.
 const (
 	StatListPages      = "list_pages"      // list pages fetched
 	StatListFailed     = "list_failed"     // list pages that could not be fetched
@@ -44,7 +44,7 @@ const (
 	StatSkipped        = "skipped"         // detail pages left out on purpose (the three below; not failed)
 	StatSkippedNotHTML = "skipped_not_html"
 	StatSkippedRobots  = "skipped_robots"    // disallowed by robots.txt when the slave came to fetch them
-	StatSkippedOffsite = "skipped_offsite"   // redirected off the allowed domains
+	StatSkippedOffsite = "skipped_offsite"   // redirected off the allowed domains (list pages too, which are not in skipped)
 	StatRobots         = "robots_disallowed" // detail links disallowed by robots.txt at the master (not discovered)
 	StatCancelled      = "cancelled"         // detail tasks dropped unfetched by client cancel
 )

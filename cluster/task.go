@@ -23,6 +23,10 @@ type Task struct {
 	Retry bool `json:"x,omitempty"`
 }
 
+// TaskRetryMarker is how a task with Retry set shows in its wire form: a
+// script tells such tasks apart by it without decoding them.
+const TaskRetryMarker = `"x":true`
+
 // Encode returns the task's wire form.
 func (t Task) Encode() string {
 	b, _ := json.Marshal(t) // a struct of strings and ints always marshals

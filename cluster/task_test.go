@@ -57,3 +57,16 @@ func TestListPage_Encode(t *testing.T) {
 		}
 	})
 }
+
+// TestTaskRetryMarker: scripts find retried tasks by TaskRetryMarker in
+// their wire form; it must show in exactly those.
+func TestTaskRetryMarker(t *testing.T) {
+	task := Task{URL: "http://a.example/x", FP: "ab", Job: "j", Round: 3}
+	if strings.Contains(task.Encode(), TaskRetryMarker) {
+		t.Errorf("%s carries the retry marker %s", task.Encode(), TaskRetryMarker)
+	}
+	task.Retry = true
+	if !strings.Contains(task.Encode(), TaskRetryMarker) {
+		t.Errorf("%s lacks the retry marker %s", task.Encode(), TaskRetryMarker)
+	}
+}

@@ -117,23 +117,28 @@ func (f *frontier) tryFinish(ctx context.Context, nextRound time.Time) (int, err
 	return n, nil
 }
 
-// cancel stops the job as client cancel asked: its queued tasks are dropped
-// and counted and, when finish is set, it is finished. It returns the tasks
-// dropped.
-func (f *frontier) cancel(ctx context.Context, finish bool) (int64, error) {
-	keys := make([]string, 0, 6+f.maxSlaves)
+// cancel stops the job as client cancel asked: its queued tasks, and those
+// in flight whose lease lapsed, are dropped and counted as cancelled.
+// With finish set, the job is finished once none of its tasks is in flight
+// any more. It returns the tasks dropped and whether the job is finished.
+func (f *frontier) cancel(ctx context.Context, finish bool) (int64, bool, error) {
+	keys := make([]string, 0, 8+2*f.maxSlaves)
 	keys = append(keys, f.keys.State(), f.keys.Stats(), f.keys.Frontier(), f.keys.FrontierActive(),
-		f.keys.Retry(), f.keys.Retrying())
+		f.keys.Retry(), f.keys.Retrying(), f.keys.TaskAttempts(), f.keys.ListAttempts())
 	for i := 0; i < f.maxSlaves; i++ {
-		keys = append(keys, f.keys.Queue(i))
+		keys = append(keys, f.keys.Queue(i), f.keys.Inflight(i))
 	}
-	n, err := f.run(ctx, cancelScript, keys, time.Now().UTC().Format(time.RFC3339),
+	res, err := f.run(ctx, cancelScript, keys, time.Now().UTC().Format(time.RFC3339),
 		cluster.StateField, cluster.StateFinishedAt, cluster.StateNextRoundAt, cluster.StateCancel,
-		cluster.StateCancelledAt, cluster.StateFinished, cluster.StatCancelled, finishArg(finish)).Int64()
+		cluster.StateCancelledAt, cluster.StateFinished, cluster.StatCancelled, finishArg(finish),
+		cluster.TaskRetryMarker).Int64Slice()
 	if err != nil {
-		return 0, fmt.Errorf("cancel job: %w", codes.Translate(err))
+		return 0, false, fmt.Errorf("cancel job: %w", codes.Translate(err))
 	}
-	return n, nil
+	if len(res) != 2 {
+		return 0, false, fmt.Errorf("cancel job: unexpected reply %v", res)
+	}
+	return res[0], res[1] == 1, nil
 }
 
 // finishArg is a script's boolean argument.

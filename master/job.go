@@ -151,32 +151,40 @@ func (r *jobRunner) runRound(ctx context.Context, round int64) error {
 var errCancel = errors.New("job cancelled")
 
 // cancelDrain bounds how long a cancel waits for the job's list pages in
-// progress, so none admits links after the queues are dropped.
+// progress, so none admits links after the job is finished.
 const cancelDrain = 30 * time.Second
 
-// cancel stops the job as client cancel asked: its queued tasks are dropped
-// at once, so slaves stop; once no list page of its is in progress here,
-// what those pages queued meanwhile is dropped too and it is finished.
-// Every dropped task is counted as cancelled.
+// cancel stops the job as client cancel asked. Its queued tasks are dropped
+// at once, so slaves stop. Then, every finishCheckEvery, what the list
+// pages in progress queued meanwhile and the tasks whose lease lapsed are
+// dropped too, until none of its list pages is in progress here (or
+// cancelDrain passed) and none of its tasks is in flight: only then is the
+// job finished. Tasks in flight under a live lease are left to their
+// slaves, which acknowledge them as usual. Every dropped task is counted
+// as cancelled, so the counters add up once the job is finished.
 func (r *jobRunner) cancel(ctx context.Context) error {
-	early, err := r.frontier.cancel(ctx, false)
+	dropped, _, err := r.frontier.cancel(ctx, false)
 	if err != nil {
 		return err
 	}
-	deadline := time.Now().Add(cancelDrain)
-	for r.inProgressCount() > 0 && time.Now().Before(deadline) {
-		if !sleep(ctx, 20*time.Millisecond) {
+	drainBy := time.Now().Add(cancelDrain)
+	for {
+		n, finished, err := r.frontier.cancel(ctx, r.inProgressCount() == 0 || time.Now().After(drainBy))
+		switch {
+		case errors.Is(err, errFenced):
+			return err
+		case err != nil:
+			r.log.Warn("cancel job", zap.Error(err))
+		case finished:
+			r.m.bumpJobs(ctx)
+			r.log.Info("job cancelled", zap.Int64("tasks_dropped", dropped+n))
+			return nil
+		}
+		dropped += n
+		if !sleep(ctx, finishCheckEvery) {
 			return nil
 		}
 	}
-	n, err := r.frontier.cancel(ctx, true)
-	if err != nil {
-		return err
-	}
-	n += early
-	r.m.bumpJobs(ctx)
-	r.log.Info("job cancelled", zap.Int64("tasks_dropped", n))
-	return nil
 }
 
 // seed queues the round's seeds onto the frontier, a batch per call, so a

@@ -264,7 +264,7 @@ func (r *jobRunner) nextPages(page cluster.ListPage, doc *extract.Document) []pa
 
 // failList records a list page that could not be fetched (or was not HTML,
 // disallowed by robots.txt, redirected off the allowed domains) and takes
-// it off the frontier.
+// it off the frontier, counted by listOutcome.
 func (r *jobRunner) failList(ctx context.Context, round int64, member string, page cluster.ListPage, res downloader.Result) error {
 	f := store.Failure{
 		URL: page.URL, Job: r.name, Kind: store.KindList, Reason: res.Err.Error(),
@@ -277,12 +277,24 @@ func (r *jobRunner) failList(ctx context.Context, round int64, member string, pa
 	if err := r.m.deps.Failures.SaveFailure(ctx, f); err != nil {
 		return fmt.Errorf("record failed list page: %w", err)
 	}
-	r.log.Warn("list page failed", zap.String("url", page.URL), zap.String("kind", res.Kind.String()), zap.Error(res.Err))
-	counters := map[string]int64{cluster.StatListFailed: 1}
-	if res.Kind == downloader.Disallowed {
-		counters[cluster.StatRobots] = 1
+	r.log.Warn("list page not fetched", zap.String("url", page.URL), zap.String("kind", res.Kind.String()), zap.Error(res.Err))
+	return r.frontier.commit(ctx, round, member, listOutcome(res.Kind), nil)
+}
+
+// listOutcome is what a list page that was not fetched adds to the stats.
+// One redirected off the allowed domains is counted as skipped_offsite, as
+// a detail page is, not as failed; being no detail link, it is not
+// discovered, so it adds nothing to skipped and the counters still add up.
+// Every other one is list_failed, one disallowed by robots.txt also
+// robots_disallowed.
+func listOutcome(kind downloader.Kind) map[string]int64 {
+	switch kind {
+	case downloader.Offsite:
+		return map[string]int64{cluster.StatSkippedOffsite: 1}
+	case downloader.Disallowed:
+		return map[string]int64{cluster.StatListFailed: 1, cluster.StatRobots: 1}
 	}
-	return r.frontier.commit(ctx, round, member, counters, nil)
+	return map[string]int64{cluster.StatListFailed: 1}
 }
 
 // allowed reports whether the URL's host is one of the allowed domains or a

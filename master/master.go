@@ -156,15 +156,15 @@ func (m *Master) Run(ctx context.Context) error {
 	}
 	m.log.Info("master started", zap.Int("max_slaves", m.opts.MaxSlaves), zap.String("assign", m.opts.AssignMode))
 	watchCtx, stopWatch := context.WithCancel(ctx)
-	watchErr := make(chan error, 1)
-	go func() { watchErr <- m.registry.WatchEvery(watchCtx, m.watchEvery, m.watchWake, m.useTable) }()
+	watch := &watchJoin{ch: make(chan error, 1)}
+	go func() { watch.ch <- m.registry.WatchEvery(watchCtx, m.watchEvery, m.watchWake, m.useTable) }()
 	dlCtx, stopDownloads := context.WithCancel(context.WithoutCancel(ctx))
 	dlDone := make(chan struct{})
 	go func() { defer close(dlDone); _ = m.dl.Run(dlCtx) }()
-	err := m.coordinate(ctx, watchErr)
+	err := m.coordinate(ctx, watch)
 	stopWatch()
 	if err == nil {
-		err = <-watchErr // joined: Watch returns nil once its context ends
+		err = watch.wait() // Watch returns nil once its context ends
 	}
 	m.stopAll()
 	stopDownloads()
@@ -176,9 +176,33 @@ func (m *Master) Run(ctx context.Context) error {
 	return nil
 }
 
+// watchJoin is the end of the membership watch's goroutine. Its one
+// result is received exactly once, by whoever gets to it first (the
+// coordinator, or Run joining the watch), and remembered for the other.
+type watchJoin struct {
+	ch   chan error // receives the watch's result, once
+	done bool       // the result was received
+	err  error      // and was this
+}
+
+// received records the watch's result, taken from ch.
+func (w *watchJoin) received(err error) error {
+	w.done, w.err = true, err
+	return err
+}
+
+// wait returns the watch's result, waiting for it if it is not in yet.
+func (w *watchJoin) wait() error {
+	if w.done {
+		return w.err
+	}
+	return w.received(<-w.ch)
+}
+
 // coordinate scans the jobs every tick until ctx ends (nil) or the
-// membership watch fails (its error: the cluster's max_slaves differs).
-func (m *Master) coordinate(ctx context.Context, watchErr <-chan error) error {
+// membership watch ends: with its error when the cluster's max_slaves
+// differs, with nil when ctx ended as a scan ran.
+func (m *Master) coordinate(ctx context.Context, watch *watchJoin) error {
 	ticker := time.NewTicker(m.opts.Tick)
 	defer ticker.Stop()
 	for {
@@ -188,11 +212,8 @@ func (m *Master) coordinate(ctx context.Context, watchErr <-chan error) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case err := <-watchErr:
-			if err == nil { // only when ctx ended as the scan ran
-				return nil
-			}
-			return err
+		case err := <-watch.ch:
+			return watch.received(err)
 		case <-ticker.C:
 		}
 	}

@@ -2,8 +2,6 @@ package master
 
 import (
 	"bufio"
-	"context"
-	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -37,8 +35,11 @@ func TestMaster_fencing(t *testing.T) {
 	if got := acquire(restarted, time.Minute); got != -1 {
 		t.Fatalf("the restarted master acquired the live lease with fence %d; want it refused", got)
 	}
-	time.Sleep(400 * time.Millisecond) // the old lease lapses
-	second := acquire(restarted, time.Minute)
+	var second int64
+	eventually(t, 5*time.Second, "the old lease lapses and the restarted master acquires the job", func() bool {
+		second = acquire(restarted, time.Minute)
+		return second != -1
+	})
 	if second <= first {
 		t.Fatalf("new owner's fence %d, want larger than the old %d", second, first)
 	}
@@ -131,10 +132,9 @@ func TestJobRunner_deadLetterList(t *testing.T) {
 		t.Fatalf("take: %+v %v; want a delivery past the limit", ds, err)
 	}
 	r.startList(f.ctx, 1, ds[0])
-	deadline := time.Now().Add(10 * time.Second)
-	for f.rdb.HGet(f.ctx, f.jk.Stats(), cluster.StatListFailed).Val() != "1" && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventually(t, 10*time.Second, "the page is recorded as failed", func() bool {
+		return f.rdb.HGet(f.ctx, f.jk.Stats(), cluster.StatListFailed).Val() == "1"
+	})
 	if n := f.rdb.LLen(f.ctx, f.jk.Frontier()).Val() + f.rdb.ZCard(f.ctx, f.jk.FrontierActive()).Val(); n != 0 {
 		t.Errorf("the page is still on the frontier (%d)", n)
 	}
@@ -145,28 +145,6 @@ func TestJobRunner_deadLetterList(t *testing.T) {
 	data, _ := os.ReadFile(f.failPath)
 	if !strings.Contains(string(data), "admit detail links: redis: OOM") || !strings.Contains(string(data), "deliveries") {
 		t.Errorf("failure record %q does not give the reason", firstLine(data))
-	}
-}
-
-// TestMaster_coordinate (issue 8, defect 12): when the membership watch
-// ends because the context ended (nil), Run reports no error instead of
-// "master: %!w(<nil>)"; a real watch error stops it.
-func TestMaster_coordinate(t *testing.T) {
-	f := newFixture(t)
-	watch := make(chan error, 1)
-	watch <- nil
-	if err := f.m.coordinate(f.ctx, watch); err != nil {
-		t.Errorf("coordinate with a watch that ended = %v, want nil", err)
-	}
-	boom := errors.New("max slaves differs")
-	watch <- boom
-	if err := f.m.coordinate(f.ctx, watch); !errors.Is(err, boom) {
-		t.Errorf("coordinate = %v, want the watch's error", err)
-	}
-	ctx, cancel := context.WithCancel(f.ctx)
-	cancel()
-	if err := f.m.Run(ctx); err != nil {
-		t.Errorf("Run on a cancelled context = %v, want nil", err)
 	}
 }
 

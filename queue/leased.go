@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/crawler-dev/crawler/cluster"
 )
 
 // reclaimBatch is the most lapsed entries one Reclaim call moves.
@@ -53,7 +55,7 @@ type Delivery struct {
 // set with the given lease and returns them with their delivery counts.
 func (l *Leased) Take(ctx context.Context, n int, lease time.Duration) ([]Delivery, error) {
 	res, err := takeScript.Run(ctx, l.rdb, []string{l.keys.List, l.keys.Inflight, l.keys.Attempts},
-		n, lease.Milliseconds()).Slice()
+		n, lease.Milliseconds(), cluster.AttemptCountPrefix, cluster.AttemptReasonPrefix).Slice()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("take from %s: %w", l.keys.List, err)
 	}
@@ -120,7 +122,7 @@ func (l *Leased) handBack(ctx context.Context, entries []string, uncount bool) (
 		return 0, nil
 	}
 	keys := []string{l.keys.Inflight, l.keys.List, l.keys.Attempts}
-	args := append([]any{flag(uncount)}, appendStrings(nil, entries)...)
+	args := appendStrings([]any{flag(uncount), cluster.AttemptCountPrefix}, entries)
 	n, err := releaseScript.Run(ctx, l.rdb, keys, args...).Int()
 	if err != nil {
 		return 0, fmt.Errorf("hand back %d entries of %s: %w", len(entries), l.keys.Inflight, err)
@@ -132,7 +134,8 @@ func (l *Leased) handBack(ctx context.Context, entries []string, uncount bool) (
 // delivery carries the reason, so a dead-lettered entry says what went
 // wrong. It reports whether the entry was still in flight.
 func (l *Leased) Note(ctx context.Context, entry, reason string) (bool, error) {
-	n, err := noteScript.Run(ctx, l.rdb, []string{l.keys.Inflight, l.keys.Attempts}, entry, reason).Int()
+	n, err := noteScript.Run(ctx, l.rdb, []string{l.keys.Inflight, l.keys.Attempts},
+		entry, reason, cluster.AttemptReasonPrefix).Int()
 	if err != nil {
 		return false, fmt.Errorf("note failure in %s: %w", l.keys.Inflight, err)
 	}
@@ -146,7 +149,8 @@ func (l *Leased) Done(ctx context.Context, entries []string) (int, error) {
 		return 0, nil
 	}
 	keys := []string{l.keys.Inflight, l.keys.Attempts}
-	n, err := doneScript.Run(ctx, l.rdb, keys, appendStrings(nil, entries)...).Int()
+	args := appendStrings([]any{cluster.AttemptCountPrefix, cluster.AttemptReasonPrefix}, entries)
+	n, err := doneScript.Run(ctx, l.rdb, keys, args...).Int()
 	if err != nil {
 		return 0, fmt.Errorf("finish %d entries of %s: %w", len(entries), l.keys.Inflight, err)
 	}
@@ -176,5 +180,5 @@ func appendStrings(dst []any, ss []string) []any {
 // delivery count and last reason: a script that finishes an entry its own
 // way (the master's list-page commit) removes them in the same step.
 func AttemptFields(entry string) []string {
-	return []string{"n:" + entry, "e:" + entry}
+	return []string{cluster.AttemptCountPrefix + entry, cluster.AttemptReasonPrefix + entry}
 }

@@ -85,10 +85,11 @@ func (s *SlaveQueue) Ack(ctx context.Context, outcomes []Outcome) (int, error) {
 	if len(outcomes) == 0 {
 		return 0, nil
 	}
-	args := make([]any, 0, 9+7*len(outcomes))
+	args := make([]any, 0, 11+7*len(outcomes))
 	args = append(args, cluster.StatStored, cluster.StatFailed, cluster.StatRecovered, cluster.StatNearDuplicates,
 		cluster.StatRetries, cluster.StatDeadLetters, cluster.StatSkipped,
-		cluster.SlaveStat(cluster.StatStored, s.slave), cluster.SlaveStat(cluster.StatFailed, s.slave))
+		cluster.SlaveStat(cluster.StatStored, s.slave), cluster.SlaveStat(cluster.StatFailed, s.slave),
+		cluster.AttemptCountPrefix, cluster.AttemptReasonPrefix)
 	for _, o := range outcomes {
 		args = append(args, o.Task, o.code(), flag(o.NearDuplicate), o.Retries, o.FP, flag(o.DeadLetter), o.Skipped)
 	}

@@ -1,113 +1,32 @@
 package statuspage
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+
+	"github.com/crawler-dev/crawler/statuspage/browsertest"
 )
 
-// chromiumPackage is the Debian package the browser tests need.
-const chromiumPackage = "chromium"
+// browser starts a headless Chromium of its own and returns a tab's
+// context; the browser stops when the test ends.
+func browser(t *testing.T) context.Context { return browsertest.New(t) }
 
-// chromiumPath finds Chromium, or fails the test: CI installs it, so a
-// missing browser is a broken machine, not a reason to skip.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("CRAWLER_TEST_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Fatalf("no Chromium found: install it with `apt-get install -y %s` (or set CRAWLER_TEST_CHROMIUM)", chromiumPackage)
-	return ""
-}
-
-// browser starts a headless Chromium of its own (fresh profile, no
-// background traffic: this network is closed) and returns a tab's context.
-// The browser stops when the test ends.
-func browser(t *testing.T) context.Context {
-	t.Helper()
-	var out syncBuffer
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromiumPath(t)),
-		chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-		chromedp.CombinedOutput(&out),
-	)
-	// A guard against a hung browser, not a timed assertion.
-	guard, stopGuard := context.WithTimeout(context.Background(), 3*time.Minute)
-	alloc, stopAlloc := chromedp.NewExecAllocator(guard, opts...)
-	tab, stopTab := chromedp.NewContext(alloc)
-	t.Cleanup(func() {
-		stopTab()
-		stopAlloc()
-		stopGuard()
-		if t.Failed() {
-			t.Logf("chromium output:\n%s", out.String())
-		}
-	})
-	if err := chromedp.Do(tab); err != nil { // starts the browser
-		t.Fatalf("start chromium: %v\n%s", err, out.String())
-	}
-	return tab
-}
-
-// console collects the tab's console errors and exceptions (a script
-// error, a request the page's security policy refused) until the test
-// ends.
+// console collects the tab's console errors and exceptions until the
+// test ends.
 func console(t *testing.T, tab context.Context) func() []string {
-	ctx, stop := context.WithCancel(tab)
-	var (
-		mu   sync.Mutex
-		msgs []string
-		done = make(chan struct{})
-	)
-	go func() {
-		defer close(done)
-		for m, err := range chromedp.Console(ctx) {
-			if err != nil {
-				return
-			}
-			if m.Type == chromedp.ConsoleError || m.IsException() {
-				mu.Lock()
-				msgs = append(msgs, m.String())
-				mu.Unlock()
-			}
-		}
-	}()
-	t.Cleanup(func() { stop(); <-done })
-	return func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]string(nil), msgs...)
-	}
+	return browsertest.ConsoleErrors(t, tab)
 }
 
 // eval evaluates a JavaScript expression in the tab.
 func eval[T any](t *testing.T, tab context.Context, expr string) T {
 	t.Helper()
-	v, err := chromedp.Run(tab, chromedp.Evaluate[T](expr))
-	if err != nil {
-		t.Fatalf("evaluate %s: %v", expr, err)
-	}
-	return v
+	return browsertest.Eval[T](t, tab, expr)
 }
 
 // waitFor polls a JavaScript condition in the tab.
@@ -235,42 +154,9 @@ func TestBrowser_WithoutJavaScript(t *testing.T) {
 }
 
 // screenshot writes a full-page PNG to the test artifacts: the directory
-// $CRAWLER_TEST_ARTIFACTS, or testdata/artifacts (git-ignored).
+// $CRAWLER_TEST_ARTIFACTS, or testdata/artifacts (git-ignored); see
+// browsertest.ArtifactsDir.
 func screenshot(t *testing.T, tab context.Context, name string) {
 	t.Helper()
-	png, err := chromedp.Run(tab, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := os.Getenv("CRAWLER_TEST_ARTIFACTS")
-	if dir == "" {
-		dir = filepath.Join("testdata", "artifacts")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	path, _ := filepath.Abs(filepath.Join(dir, name))
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot: %s", path)
-}
-
-// syncBuffer is a bytes.Buffer for the browser's output, written from
-// another goroutine.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	browsertest.Screenshot(t, tab, name)
 }

@@ -93,7 +93,7 @@ func checkSlaves(t *testing.T, snap *Snapshot) {
 		s0.Stored != 21 || s0.Failed != 3 || s0.Queued != 7 || s0.InFlight != 3 || s0.StartedAt.IsZero() {
 		t.Errorf("slave 0: %+v", s0)
 	}
-	if s1.ID != 1 || !s1.Live || s1.Stored != 16 || s1.Queued != 5 || s1.InFlight != 2 || s1.Load() != 2.0/16 {
+	if s1.ID != 1 || !s1.Live || s1.Stored != 16 || s1.Queued != 5 || s1.InFlight != 2 || s1.Load() != 2.0/(HeldPerFetcher*16) {
 		t.Errorf("slave 1: %+v", s1)
 	}
 	if s5.ID != 5 || s5.Live || s5.Queued != 4 || s5.InFlight != 1 || !s5.LastHeartbeat.IsZero() {

@@ -17,7 +17,7 @@ func slavesOf(nodes []cluster.NodeInfo, deadlines map[int]time.Time, lease time.
 	byID := make(map[int]*Slave, len(nodes))
 	for _, n := range nodes {
 		s := &Slave{ID: n.ID, Live: true, Host: n.Host, PID: n.PID, Weight: n.Weight,
-			Concurrency: n.Concurrency, StartedAt: n.StartedAt}
+			Concurrency: n.Concurrency, Capacity: HeldPerFetcher * n.Concurrency, StartedAt: n.StartedAt}
 		if d, ok := deadlines[n.ID]; ok {
 			s.LastHeartbeat = d.Add(-lease)
 			s.HeartbeatAgeMS = max(0, now.Sub(s.LastHeartbeat).Milliseconds())

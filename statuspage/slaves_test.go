@@ -1,6 +1,7 @@
 package statuspage
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -24,9 +25,9 @@ func TestSlavesOf(t *testing.T) {
 	got := slavesOf(nodes, deadlines, lease, now, jobs)
 	want := []Slave{
 		// Heartbeat: deadline 4s ahead with a 5s lease: renewed 1s ago.
-		{ID: 1, Live: true, Host: "a", Concurrency: 4, LastHeartbeat: now.Add(-time.Second), HeartbeatAgeMS: 1000,
+		{ID: 1, Live: true, Host: "a", Concurrency: 4, Capacity: 16, LastHeartbeat: now.Add(-time.Second), HeartbeatAgeMS: 1000,
 			Stored: 6, Failed: 1, Queued: 2, InFlight: 4},
-		{ID: 3, Live: true, Host: "b", Concurrency: 8, LastHeartbeat: now.Add(-3 * time.Second), HeartbeatAgeMS: 3000},
+		{ID: 3, Live: true, Host: "b", Concurrency: 8, Capacity: 32, LastHeartbeat: now.Add(-3 * time.Second), HeartbeatAgeMS: 3000},
 		// Not live, but work waits on it; its counters of every job add up.
 		{ID: 6, Queued: 4, Stored: 2},
 		// Slave 9 left with nothing queued: not shown.
@@ -43,8 +44,8 @@ func TestSlavesOf(t *testing.T) {
 			t.Errorf("slave %d:\n got %+v\nwant %+v", want[i].ID, got[i], want[i])
 		}
 	}
-	if l := got[0].Load(); l != 1 {
-		t.Errorf("slave 1 load %v, want 1 (4 in flight of 4)", l)
+	if l := got[0].Load(); l != 0.25 {
+		t.Errorf("slave 1 load %v, want 0.25 (4 held of 4 × 4)", l)
 	}
 	if l := (Slave{InFlight: 3}).Load(); l != 0 {
 		t.Errorf("load without concurrency %v, want 0", l)
@@ -106,5 +107,37 @@ func TestFormat(t *testing.T) {
 	}
 	if got := agoText("soon", now); got != "soon" {
 		t.Errorf("agoText of text that is no time: %q", got)
+	}
+}
+
+// TestSlave_LoadIsHeldOfCapacity: a slave holds up to 4 × its concurrency
+// tasks (fetching, or waiting for their host), and Redis records what it
+// holds: the page shows that against the capacity, so a busy slave is at
+// 100%, never at 400% of its concurrency, and never over 100%.
+func TestSlave_LoadIsHeldOfCapacity(t *testing.T) {
+	now := time.UnixMilli(1_000_000)
+	nodes := []cluster.NodeInfo{{ID: 0, Host: "a", Concurrency: 32}, {ID: 1, Host: "b", Concurrency: 32}}
+	jobs := []Job{NewJob(client.Status{Slaves: map[string]client.SlaveCounts{"0": {InFlight: 128}, "1": {InFlight: 200}}})}
+	got := slavesOf(nodes, nil, time.Minute, now, jobs)
+	if len(got) != 2 || got[0].Capacity != 128 || got[0].Load() != 1 {
+		t.Fatalf("slave 0 holding 128 tasks at concurrency 32: %+v, load %v; want capacity 128, load 1", got, got[0].Load())
+	}
+	if l := got[1].Load(); l != 1 { // re-routed tasks can briefly exceed it
+		t.Errorf("slave 1 holding 200 of 128: load %v, want 1", l)
+	}
+	var b strings.Builder
+	if err := page.Execute(&b, pageData{Snap: &Snapshot{Time: now, Slaves: got}}); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	for _, want := range []string{"Tasks held / capacity", `<span class="ptext">128 / 128</span>`, `width="100.00"`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the slaves table lacks %s", want)
+		}
+	}
+	for _, bad := range []string{"Load (in flight / concurrency)", "128 / 32", `width="400`} {
+		if strings.Contains(html, bad) {
+			t.Errorf("the slaves table shows %s", bad)
+		}
 	}
 }

@@ -99,29 +99,43 @@ type Slave struct {
 	ID int `json:"id"`
 	// Live is false for a slave whose lease lapsed but whose queues still
 	// hold work.
-	Live        bool      `json:"live"`
-	Host        string    `json:"host,omitempty"`
-	PID         int       `json:"pid,omitempty"`
-	Weight      float64   `json:"weight,omitempty"`
-	Concurrency int       `json:"concurrency,omitempty"`
-	StartedAt   time.Time `json:"started_at,omitzero"`
+	Live        bool    `json:"live"`
+	Host        string  `json:"host,omitempty"`
+	PID         int     `json:"pid,omitempty"`
+	Weight      float64 `json:"weight,omitempty"`
+	Concurrency int     `json:"concurrency,omitempty"`
+	// Capacity is how many tasks the slave holds at most: those being
+	// fetched and those waiting for their host's budget
+	// (HeldPerFetcher × Concurrency).
+	Capacity  int       `json:"capacity,omitempty"`
+	StartedAt time.Time `json:"started_at,omitzero"`
 	// LastHeartbeat is the lease deadline minus the lease;
 	// HeartbeatAgeMS is Snapshot.Time minus it.
 	LastHeartbeat  time.Time `json:"last_heartbeat,omitzero"`
 	HeartbeatAgeMS int64     `json:"heartbeat_age_ms"`
-	InFlight       int64     `json:"in_flight"`
-	Queued         int64     `json:"queued"`
-	Stored         int64     `json:"stored"`
-	Failed         int64     `json:"failed"`
+	// InFlight is how many tasks the slave holds (leased from its queues):
+	// being fetched, or waiting for their host's budget or robots.txt.
+	InFlight int64 `json:"in_flight"`
+	Queued   int64 `json:"queued"`
+	Stored   int64 `json:"stored"`
+	Failed   int64 `json:"failed"`
 }
 
-// Load is the share of the slave's fetchers busy, 0..1 (0 when its
+// HeldPerFetcher is how many tasks a slave holds per page it fetches at
+// once: a slave leases up to 4 × its concurrency, so that tasks waiting
+// for a slow host's budget do not leave its fetchers idle. Redis records
+// what a slave holds, not what it is fetching this instant, so the page
+// shows the tasks held against this capacity, never against the
+// concurrency (which they exceed by design).
+const HeldPerFetcher = 4
+
+// Load is the share of the slave's capacity held, 0..1 (0 when its
 // concurrency is not known).
 func (s Slave) Load() float64 {
-	if s.Concurrency <= 0 {
+	if s.Capacity <= 0 {
 		return 0
 	}
-	return min(1, float64(s.InFlight)/float64(s.Concurrency))
+	return min(1, float64(s.InFlight)/float64(s.Capacity))
 }
 
 // Totals are the sums shown at the top of the page, over the jobs and

@@ -217,7 +217,7 @@ func jsonItems(t *testing.T, path string) []store.Item {
 	return items
 }
 
-// csvItems reads url, job, status and title back from a CSV file.
+// csvItems reads url, job, status, round and title back from a CSV file.
 func csvItems(t *testing.T, path string) []store.Item {
 	t.Helper()
 	r := csv.NewReader(readOrEmpty(t, path))
@@ -235,7 +235,11 @@ func csvItems(t *testing.T, path string) []store.Item {
 	var items []store.Item
 	for _, rec := range recs[1:] {
 		status, _ := strconv.Atoi(rec[col["status"]])
-		items = append(items, store.Item{URL: rec[col["url"]], Job: rec[col["job"]], Status: status,
+		var round int64
+		if i, ok := col["round"]; ok {
+			round, _ = strconv.ParseInt(rec[i], 10, 64)
+		}
+		items = append(items, store.Item{URL: rec[col["url"]], Job: rec[col["job"]], Status: status, Round: round,
 			Fields: map[string]any{"title": rec[col["title"]]}})
 	}
 	return items

@@ -18,9 +18,12 @@ import (
 // When SaveItem or SaveFailure returns nil, the record is written and
 // fsynced (group commit: concurrent callers share one write and one fsync),
 // so a slave may acknowledge its task then and a kill -9 loses nothing.
-// Opening an existing file appends to it and learns which pages it holds;
-// a page already written is not written again, so a redelivered task makes
-// no second record. The first record of a page wins.
+// Opening an existing file appends to it and learns which pages it holds,
+// and of which crawl round (Item.Round). A page holds one record per
+// round: a redelivered task makes no second record (the first record of
+// the round wins), while a re-crawl in a later round (recrawl_every, past
+// the dupefilter's window) appends the new one, so a page's last record
+// is its current one. A page fails once: its first failure record wins.
 //
 // Per format: JSON Lines and CSV are appended record by record. JSON (one
 // array) cannot be appended to durably, so items go to a JSON Lines spool
@@ -56,7 +59,7 @@ func OpenFile(path string, fields []string) (*File, error) {
 }
 
 func openFile(path string, format Format, fields []string, stdout io.Writer) (*File, error) {
-	s := &File{path: path, failPath: FailuresPath(path), encode: jsonRecord, key: itemKey}
+	s := &File{path: path, failPath: FailuresPath(path), encode: jsonRecord, key: jsonItemKey}
 	var err error
 	switch {
 	case path == Stdout:
@@ -69,13 +72,13 @@ func openFile(path string, format Format, fields []string, stdout io.Writer) (*F
 		s.spool = path + ".partial.jsonl"
 		s.items, err = openJSONSpool(path, s.spool)
 	default:
-		s.items, err = openJSONLFile(path)
+		s.items, err = openJSONLFile(path, itemKey)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if _, err := os.Stat(s.failPath); err == nil {
-		if s.failures, err = openJSONLFile(s.failPath); err != nil {
+		if s.failures, err = openJSONLFile(s.failPath, failureKey); err != nil {
 			_ = s.items.close()
 			return nil, err
 		}
@@ -88,21 +91,22 @@ func jsonRecord(it Item) ([]byte, error) {
 	return append(b, '\n'), err
 }
 
-// itemKey is an item's ID, checked against the job and fingerprint that
-// its line carries: a reopened file knows its pages by those.
-func itemKey(it Item) (string, error) {
+// jsonItemKey is an item's ID, checked against the job and fingerprint
+// that its line carries (a reopened file knows its pages by those), with
+// its round.
+func jsonItemKey(it Item) (string, error) {
 	if it.ID != ItemID(it.Job, it.Fingerprint) {
 		return "", fmt.Errorf("item %s: ID %q is not <job>:<fingerprint> (%q)", it.URL, it.ID, ItemID(it.Job, it.Fingerprint))
 	}
-	return it.ID, nil
+	return itemKey(it.ID, it.Round), nil
 }
 
-func csvItemKey(it Item) (string, error) { return csvKey(it.Job, it.URL), nil }
+func csvItemKey(it Item) (string, error) { return csvKey(it.Job, it.URL, it.Round), nil }
 
-// SaveItem appends it unless its page is in the file already, and returns
-// once the record is written and fsynced (or ctx ends: then it may still
-// be written, and a later SaveItem of the page waits for it). The item's ID
-// must be ItemID(Job, Fingerprint).
+// SaveItem appends it unless its page is in the file already for its
+// round, and returns once the record is written and fsynced (or ctx ends:
+// then it may still be written, and a later SaveItem of the page in that
+// round waits for it). The item's ID must be ItemID(Job, Fingerprint).
 func (s *File) SaveItem(ctx context.Context, it Item) error {
 	key, err := s.key(it)
 	if err != nil {
@@ -141,7 +145,7 @@ func (s *File) failureFile() (*lineFile, error) {
 		return nil, fmt.Errorf("write %s: %w", s.failPath, ErrClosed)
 	}
 	if s.failures == nil {
-		l, err := openJSONLFile(s.failPath)
+		l, err := openJSONLFile(s.failPath, failureKey)
 		if err != nil {
 			return nil, err
 		}
@@ -236,5 +240,5 @@ func openJSONSpool(path, spool string) (*lineFile, error) {
 			return nil, err
 		}
 	}
-	return openJSONLFile(spool)
+	return openJSONLFile(spool, itemKey)
 }

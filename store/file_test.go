@@ -57,8 +57,8 @@ func TestFile_CSV(t *testing.T) {
 	items := sampleItems()
 	s := openTestFile(t, path, "title", "tags", "body")
 	saveAll(t, s, items[0], items[0])
-	header := "url,job,fetched_at,status,body,tags,title\n"
-	row0 := "https://example.com/a,news,2025-01-02T03:04:05.0000006Z,200,\"line one\nline two\",x | y,\"Say \"\"hi\"\", world\"\n"
+	header := "url,job,fetched_at,status,round,body,tags,title\n"
+	row0 := "https://example.com/a,news,2025-01-02T03:04:05.0000006Z,200,0,\"line one\nline two\",x | y,\"Say \"\"hi\"\", world\"\n"
 	if got := readFile(t, path); got != header+row0 {
 		t.Errorf("before Close:\n%q\nwant\n%q", got, header+row0)
 	}
@@ -67,7 +67,7 @@ func TestFile_CSV(t *testing.T) {
 	}
 	s = openTestFile(t, path, "body", "title", "tags")
 	saveAll(t, s, items[1], items[0])
-	row1 := "\"https://example.com/b?q=1,2\",news,2025-01-02T03:04:05.0000006Z,200,,only,B\n"
+	row1 := "\"https://example.com/b?q=1,2\",news,2025-01-02T03:04:05.0000006Z,200,2,,only,B\n"
 	if got := readFile(t, path); got != header+row0+row1 {
 		t.Errorf("after reopen:\n%q\nwant\n%q", got, header+row0+row1)
 	}
@@ -79,11 +79,11 @@ func TestFile_CSV(t *testing.T) {
 // TestFile_CSVTornTail: a row cut short is cut off on reopen, even when it
 // was cut inside a quoted field just after a newline.
 func TestFile_CSVTornTail(t *testing.T) {
-	header := "url,job,fetched_at,status,body\n"
-	row := "https://example.com/a,news,,200,plain\n"
+	header := "url,job,fetched_at,status,round,body\n"
+	row := "https://example.com/a,news,,200,1,plain\n"
 	for name, tail := range map[string]string{
-		"no newline":            "https://example.com/b,news,,200,pla",
-		"inside a quoted field": "https://example.com/b,news,,200,\"line one\n",
+		"no newline":            "https://example.com/b,news,,200,1,pla",
+		"inside a quoted field": "https://example.com/b,news,,200,1,\"line one\n",
 		"too few columns":       "https://example.com/b,news\n",
 		"header only, torn":     "",
 	} {
@@ -106,6 +106,16 @@ func TestFile_CSVTornTail(t *testing.T) {
 			}
 		})
 	}
+	t.Run("round not a number", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "items.csv")
+		bad := "https://example.com/b,news,,200,x,plain\n"
+		if err := os.WriteFile(path, []byte(header+bad+row), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := OpenFile(path, []string{"body"}); err == nil || !strings.Contains(err.Error(), "round") {
+			t.Errorf("OpenFile(a row whose round is not a number) = %v, want an error about the round", err)
+		}
+	})
 	t.Run("other columns", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "items.csv")
 		if err := os.WriteFile(path, []byte(header+row), 0o644); err != nil {

@@ -27,9 +27,9 @@ const (
 	FormatJSONL Format = iota
 	// FormatJSON is one JSON array of objects, one object per line (.json).
 	FormatJSON
-	// FormatCSV is a header `url,job,fetched_at,status,<fields sorted>` and
-	// one row per item (.csv); a list field's values are joined with
-	// ListSeparator.
+	// FormatCSV is a header `url,job,fetched_at,status,round,<fields
+	// sorted>` and one row per item (.csv); a list field's values are
+	// joined with ListSeparator.
 	FormatCSV
 )
 
@@ -86,11 +86,18 @@ type itemLine func(it Item) ([]byte, error)
 
 func jsonLine(it Item) ([]byte, error) { return json.Marshal(it) }
 
+// csvFixed are the CSV columns every item has, before its fields; a
+// reopened file knows which round a row is of by its round column.
+var csvFixed = []string{"url", "job", "fetched_at", "status", "round"}
+
+// csvRoundColumn is the index of the round column.
+const csvRoundColumn = 4
+
 // csvColumns is the CSV header for a job with these fields.
 func csvColumns(fields []string) []string {
 	sorted := slices.Clone(fields)
 	slices.Sort(sorted)
-	return append([]string{"url", "job", "fetched_at", "status"}, slices.Compact(sorted)...)
+	return append(slices.Clone(csvFixed), slices.Compact(sorted)...)
 }
 
 // csvRecord encodes records with the header's columns, quoted as CSV
@@ -107,14 +114,14 @@ func csvRecord(rec []string) ([]byte, error) {
 
 // csvLine returns the CSV encoder for a job with these fields.
 func csvLine(fields []string) itemLine {
-	cols := csvColumns(fields)[4:]
+	cols := csvColumns(fields)[len(csvFixed):]
 	return func(it Item) ([]byte, error) {
-		rec := make([]string, 0, 4+len(cols))
+		rec := make([]string, 0, len(csvFixed)+len(cols))
 		at := ""
 		if !it.FetchedAt.IsZero() {
 			at = it.FetchedAt.UTC().Format(time.RFC3339Nano)
 		}
-		rec = append(rec, it.URL, it.Job, at, strconv.Itoa(it.Status))
+		rec = append(rec, it.URL, it.Job, at, strconv.Itoa(it.Status), strconv.FormatInt(it.Round, 10))
 		for _, c := range cols {
 			rec = append(rec, cellText(it.Fields[c]))
 		}
@@ -159,8 +166,8 @@ type ItemWriter interface {
 }
 
 // NewItemWriter writes items to w in format f. fields are the job's field
-// names, the CSV columns after url, job, fetched_at and status (ignored by
-// the JSON formats). Output is buffered until Close.
+// names, the CSV columns after url, job, fetched_at, status and round
+// (ignored by the JSON formats). Output is buffered until Close.
 func NewItemWriter(w io.Writer, f Format, fields []string) ItemWriter {
 	bw := bufio.NewWriter(w)
 	switch f {

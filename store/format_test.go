@@ -37,7 +37,7 @@ func sampleItems() []Item {
 	return []Item{
 		{ID: "news:a", URL: "https://example.com/a", Job: "news", Fingerprint: "a", FetchedAt: at, Status: 200,
 			Fields: map[string]any{"title": `Say "hi", world`, "body": "line one\nline two", "tags": []string{"x", "y"}}},
-		{ID: "news:b", URL: "https://example.com/b?q=1,2", Job: "news", Fingerprint: "b", FetchedAt: at, Status: 200,
+		{ID: "news:b", URL: "https://example.com/b?q=1,2", Job: "news", Fingerprint: "b", FetchedAt: at, Status: 200, Round: 2,
 			Fields: map[string]any{"title": "B", "tags": bson.A{"only"}}},
 	}
 }
@@ -88,14 +88,14 @@ func TestNewItemWriter(t *testing.T) {
 			t.Fatalf("%q: %v", out, err)
 		}
 		want := [][]string{
-			{"url", "job", "fetched_at", "status", "body", "tags", "title"},
-			{"https://example.com/a", "news", "2025-01-02T03:04:05.0000006Z", "200", "line one\nline two", "x | y", `Say "hi", world`},
-			{"https://example.com/b?q=1,2", "news", "2025-01-02T03:04:05.0000006Z", "200", "", "only", "B"},
+			{"url", "job", "fetched_at", "status", "round", "body", "tags", "title"},
+			{"https://example.com/a", "news", "2025-01-02T03:04:05.0000006Z", "200", "0", "line one\nline two", "x | y", `Say "hi", world`},
+			{"https://example.com/b?q=1,2", "news", "2025-01-02T03:04:05.0000006Z", "200", "2", "", "only", "B"},
 		}
 		if !reflect.DeepEqual(recs, want) {
 			t.Errorf("csv = %q\nwant %q", recs, want)
 		}
-		if header := write(FormatCSV, []string{"b", "a"}, nil); header != "url,job,fetched_at,status,a,b\n" {
+		if header := write(FormatCSV, []string{"b", "a"}, nil); header != "url,job,fetched_at,status,round,a,b\n" {
 			t.Errorf("no items = %q, want the header alone", header)
 		}
 	})

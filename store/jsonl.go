@@ -35,12 +35,12 @@ func FailuresPath(itemsPath string) string {
 
 // openJSONLFile opens a JSON Lines file for appending: it cuts a torn tail
 // off, learns the keys of the lines there, and starts the file's writer.
-func openJSONLFile(path string) (*lineFile, error) {
+func openJSONLFile(path string, key recordKey) (*lineFile, error) {
 	f, size, err := openAppend(path)
 	if err != nil {
 		return nil, err
 	}
-	c, err := scanJSONL(io.NewSectionReader(f, 0, size), path)
+	c, err := scanJSONL(io.NewSectionReader(f, 0, size), path, key)
 	if err == nil {
 		err = cutTail(f, size, c.valid)
 	}

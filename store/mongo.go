@@ -72,13 +72,27 @@ func databaseName(uri string) (string, error) {
 	return DefaultDatabase, nil
 }
 
-// Redact hides the password of a URI, for logs and errors.
+// Redact hides the password of a URI, for logs and errors. It never
+// returns a password in any form: when the URI does not parse, or parses
+// in a way that leaves an "@" outside its userinfo (a password holding an
+// unescaped / # or ?), everything between "://" (or the start, without
+// one) and the last "@" is replaced by xxxxx.
 func Redact(uri string) string {
-	u, err := url.Parse(uri)
-	if err != nil || u.User == nil {
-		return uri
+	scheme, rest, hasScheme := strings.Cut(uri, "://")
+	if !hasScheme {
+		scheme, rest = "", uri
 	}
-	return u.Redacted()
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return uri // no userinfo
+	}
+	if u, err := url.Parse(uri); err == nil && hasScheme && u.User != nil && at < strings.IndexAny(rest+"/", "/?#") {
+		return u.Redacted()
+	}
+	if !hasScheme {
+		return "xxxxx@" + rest[at+1:]
+	}
+	return scheme + "://xxxxx@" + rest[at+1:]
 }
 
 // SaveItem stores it. The first write is an insert; if the item exists (a

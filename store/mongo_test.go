@@ -195,10 +195,10 @@ func TestMongo_ExportItems(t *testing.T) {
 		if err != nil || n != 3 {
 			t.Fatalf("ExportItemsAs(csv) = %d, %v; want 3", n, err)
 		}
-		want := "url,job,fetched_at,status,none,tags,title\n" +
-			"https://example.com/a,news,2025-01-02T03:04:05Z,200,,x | a,T a\n" +
-			"https://example.com/b,news,2025-01-02T03:04:05Z,200,,x | b,T b\n" +
-			"https://example.com/c,news,2025-01-02T03:04:05Z,200,,x | c,T c\n"
+		want := "url,job,fetched_at,status,round,none,tags,title\n" +
+			"https://example.com/a,news,2025-01-02T03:04:05Z,200,0,,x | a,T a\n" +
+			"https://example.com/b,news,2025-01-02T03:04:05Z,200,0,,x | b,T b\n" +
+			"https://example.com/c,news,2025-01-02T03:04:05Z,200,0,,x | c,T c\n"
 		if buf.String() != want {
 			t.Errorf("csv =\n%s\nwant\n%s", buf.String(), want)
 		}
@@ -289,6 +289,18 @@ func TestRedact(t *testing.T) {
 		{"mongodb://user:hunter2@127.0.0.1:27017/db", "mongodb://user:xxxxx@127.0.0.1:27017/db"},
 		{"mongodb://user@127.0.0.1/db", "mongodb://user@127.0.0.1/db"},
 		{"mongodb://127.0.0.1:27017/db?w=1", "mongodb://127.0.0.1:27017/db?w=1"},
+		{"redis://user:p%2Fw@127.0.0.1:6379/0", "redis://user:xxxxx@127.0.0.1:6379/0"},
+		{"mongodb://u:p@ss@127.0.0.1/db", "mongodb://u:xxxxx@127.0.0.1/db"},
+		// A password with an unescaped / # or ? does not parse, or parses
+		// with part of it as the host: everything up to the last @ goes.
+		{"redis://:abc/def@127.0.0.1:1/0", "redis://xxxxx@127.0.0.1:1/0"},
+		{"redis://user:s3cr#t@127.0.0.1:1/0", "redis://xxxxx@127.0.0.1:1/0"},
+		{"redis://user:s3cr?t@127.0.0.1:1/0", "redis://xxxxx@127.0.0.1:1/0"},
+		{"mongodb://u:abc/def@127.0.0.1:27017/db", "mongodb://xxxxx@127.0.0.1:27017/db"},
+		{"mongodb://user:12/34@127.0.0.1/db", "mongodb://xxxxx@127.0.0.1/db"}, // parses: host user, port 12
+		{"mongodb://user:hunter2@%zz/db", "mongodb://xxxxx@%zz/db"},
+		{"redis+sentinel://:hunter2@h1:26379,h2:26379/mymaster", "redis+sentinel://:xxxxx@h1:26379,h2:26379/mymaster"},
+		{"user:hunter2@127.0.0.1:6379", "xxxxx@127.0.0.1:6379"}, // no scheme
 	} {
 		if got := Redact(tc.in); got != tc.want {
 			t.Errorf("Redact(%s) = %s, want %s", tc.in, got, tc.want)

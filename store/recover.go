@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 )
 
 // What a reopened file holds. Every record whose caller got nil was written
@@ -39,13 +40,26 @@ func (c *contents) add(key string, end int64) {
 	c.valid = end
 }
 
-// lineKey is the key of an item or failure line: "<job>:<fingerprint>",
-// or "" for a line that carries no fingerprint (written by an older
-// version; kept, but not known by key).
-func lineKey(line []byte) (string, error) {
+// recordKey is a record's identity in a file, made from its page
+// ("<job>:<fingerprint>", or a CSV row's job and URL) and crawl round: a
+// record whose key the file holds already is not written again.
+type recordKey func(page string, round int64) string
+
+// failureKey knows a failure by its page: a page fails once per job.
+func failureKey(page string, _ int64) string { return page }
+
+// itemKey knows an item by its page and round: a redelivered task (the
+// same round) makes no second record, a re-crawl (a later round) does.
+func itemKey(page string, round int64) string { return page + "@" + strconv.FormatInt(round, 10) }
+
+// lineKey is the key of an item or failure line, or "" for a line that
+// carries no fingerprint (written by an older version; kept, but not known
+// by key).
+func lineKey(line []byte, key recordKey) (string, error) {
 	var v struct {
 		Job         string `json:"job"`
 		Fingerprint string `json:"fingerprint"`
+		Round       int64  `json:"round"`
 	}
 	if err := json.Unmarshal(line, &v); err != nil {
 		return "", err
@@ -53,11 +67,11 @@ func lineKey(line []byte) (string, error) {
 	if v.Job == "" || v.Fingerprint == "" {
 		return "", nil
 	}
-	return ItemID(v.Job, v.Fingerprint), nil
+	return key(ItemID(v.Job, v.Fingerprint), v.Round), nil
 }
 
 // scanJSONL reads JSON Lines; each line's key is lineKey's.
-func scanJSONL(r io.Reader, name string) (contents, error) {
+func scanJSONL(r io.Reader, name string, key recordKey) (contents, error) {
 	c := contents{keys: map[string]struct{}{}}
 	br := bufio.NewReaderSize(r, 64<<10)
 	for lineNo := 1; ; lineNo++ {
@@ -73,21 +87,21 @@ func scanJSONL(r io.Reader, name string) (contents, error) {
 			c.valid = end
 			continue
 		}
-		key, err := lineKey(line)
+		k, err := lineKey(line, key)
 		if err != nil {
 			if _, peek := br.Peek(1); peek == io.EOF {
 				return c, nil // the last line is torn
 			}
 			return contents{}, fmt.Errorf("%s line %d is not a JSON object (%v); move the file away or fix it", name, lineNo, err)
 		}
-		c.add(key, end)
+		c.add(k, end)
 	}
 }
 
 // csvKey is the key of a CSV row: a CSV file has no fingerprint column, so
 // a page is known by its job and URL (the canonical URL the fingerprint is
-// made from).
-func csvKey(job, url string) string { return ItemID(job, url) }
+// made from), and its round column.
+func csvKey(job, url string, round int64) string { return itemKey(ItemID(job, url), round) }
 
 // scanCSV reads a CSV file of size bytes whose first record must be header.
 // A file that is empty, or holds only a torn header, has valid 0.
@@ -114,7 +128,11 @@ func scanCSV(f io.ReaderAt, size int64, name string, header []string) (contents,
 		case row == 0:
 			c.valid = end
 		default:
-			c.add(csvKey(rec[1], rec[0]), end)
+			round, err := strconv.ParseInt(rec[csvRoundColumn], 10, 64)
+			if err != nil {
+				return contents{}, fmt.Errorf("%s record %d: round %q is not a number; move the file away or fix it", name, row+1, rec[csvRoundColumn])
+			}
+			c.add(csvKey(rec[1], rec[0], round), end)
 		}
 	}
 }

@@ -46,7 +46,8 @@ type Failure struct {
 	URL string `bson:"url" json:"url"`
 	// Job is the job's name.
 	Job string `bson:"job" json:"job"`
-	// Kind is "detail" or "list".
+	// Kind is "detail" or "list" for a page that failed, or why a detail
+	// page was skipped on purpose: "not_html", "robots" or "offsite".
 	Kind string `bson:"kind" json:"kind"`
 	// Reason says why it failed.
 	Reason string `bson:"reason" json:"reason"`

@@ -1,11 +1,23 @@
--- client.Cancel: ask the job's master to stop it. KEYS: state. ARGV: the
--- state field name, the finished value, the cancel_requested field name,
--- now. Reply -1 for no such job, 0 if it is finished already, 1 if asked.
+-- client.Cancel: ask the job's master to stop it. KEYS: state, owner.
+-- ARGV: the state's field names (state, cancel_requested, finished_at,
+-- cancelled_at, next_round_at), the finished and pending values, now.
+-- A pending job that no master holds (none runs, or none under this
+-- prefix) is finished here at once: nobody is there to do it, and it has
+-- queued nothing yet. Reply -1 for no such job, 0 if it is finished
+-- already, 1 if its master was asked, 2 if it was finished here.
+local fState, fCancel, fFinished, fCancelled, fNext = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local finished, pending, now = ARGV[6], ARGV[7], ARGV[8]
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return -1
 end
-if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
+local state = redis.call('HGET', KEYS[1], fState)
+if state == finished then
   return 0
 end
-redis.call('HSET', KEYS[1], ARGV[3], ARGV[4])
+if state == pending and redis.call('EXISTS', KEYS[2]) == 0 then
+  redis.call('HSET', KEYS[1], fState, finished, fFinished, now, fCancelled, now)
+  redis.call('HDEL', KEYS[1], fCancel, fNext)
+  return 2
+end
+redis.call('HSET', KEYS[1], fCancel, now)
 return 1

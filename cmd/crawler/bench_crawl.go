@@ -12,7 +12,7 @@ import (
 
 // benchCrawlFlags maps the crawl benchmark's option fields to its flags.
 var benchCrawlFlags = fieldFlags{"Details": "details", "DetailsPerSlave": "details-per-slave", "Slaves": "slaves",
-	"Concurrency": "concurrency", "Hosts": "hosts", "Latency": "latency", "PageBytes": "page-bytes",
+	"Concurrency": "concurrency", "Hosts": "hosts", "Latency": "latency", "PageBytes": "page-bytes", "PerPage": "per-page",
 	"Seeds": "seeds", "Timeout": "timeout", "RedisURL": "redis", "Format": "format"}
 
 func newBenchCrawlCmd() *cobra.Command {
@@ -80,6 +80,7 @@ func registerCrawlFlags(fs *pflag.FlagSet, opts *bench.CrawlOptions) {
 	fs.IntVar(&opts.Hosts, "hosts", opts.Hosts, fmt.Sprintf("loopback hosts the site is spread over, 127.0.0.1 up to 127.0.0.%d", bench.MaxHosts))
 	fs.DurationVar(&opts.Latency, "latency", opts.Latency, "added to every response of the site, like a real site's latency")
 	fs.IntVar(&opts.PageBytes, "page-bytes", 0, "pad every detail page to this many bytes (0: about 2 KB)")
+	fs.IntVar(&opts.PerPage, "per-page", 0, "detail links on each list page (0: the demo site's 25); with --seeds first, a host yields at most this many links per list-page latency")
 	fs.StringVar(&opts.Seeds, "seeds", opts.Seeds, "all: seed every list page; first: each host's first list page, walked breadth-first by the master")
 	fs.BoolVar(&opts.Tap, "tap", opts.Tap, "count each process's commands and round trips with a loopback proxy in front of Redis")
 	fs.DurationVar(&opts.Timeout, "timeout", opts.Timeout, "limit for one crawl")

@@ -10,25 +10,40 @@ import (
 
 // TestCLI_credentials (issue 8, defect 8): a --redis or --mongo URL that
 // does not parse, or a server that does not answer, never puts the
-// password in the error.
+// password in the error, whole or in part, and the error names the flag
+// once.
 func TestCLI_credentials(t *testing.T) {
-	for _, args := range [][]string{
-		{"client", "status", "--job", "x", "--redis", "redis://user:hunter2@[bad-host"},
-		{"client", "status", "--job", "x", "--redis", "redis://user:hunter2@127.0.0.1:1/0"},
-		{"client", "status", "--job", "x", "--redis", "redis://user:hunter2@h1:1,h2:%zz"},
-		{"client", "status", "--job", "x", "--redis", "redis+sentinel://:hunter2@127.0.0.1:1/mymaster"},
-		{"client", "results", "--job", "x", "--mongo", "mongodb://user:hunter2@%zz/db"},
-		{"client", "results", "--job", "x", "--mongo", "mongodb://user:hunter2@127.0.0.1:1/db?serverSelectionTimeoutMS=300&connectTimeoutMS=300"},
+	for _, tc := range []struct {
+		args   []string
+		hidden []string // no part of the password may show
+	}{
+		{[]string{"client", "status", "--job", "x", "--redis", "redis://user:hunter2@[bad-host"}, []string{"hunter2"}},
+		{[]string{"client", "status", "--job", "x", "--redis", "redis://user:hunter2@127.0.0.1:1/0"}, []string{"hunter2"}},
+		{[]string{"client", "status", "--job", "x", "--redis", "redis://user:hunter2@h1:1,h2:%zz"}, []string{"hunter2"}},
+		{[]string{"client", "status", "--job", "x", "--redis", "redis+sentinel://:hunter2@127.0.0.1:1/mymaster"}, []string{"hunter2"}},
+		// A password with an unescaped / # or ? is cut by URL parsers,
+		// which quote the pieces.
+		{[]string{"client", "status", "--job", "x", "--redis", "redis://:abc/def@127.0.0.1:1/0"}, []string{"abc/def", "abc", "def@"}},
+		{[]string{"client", "status", "--job", "x", "--redis", "redis://user:s3cr#t@127.0.0.1:1/0"}, []string{"s3cr#t", "s3cr"}},
+		{[]string{"client", "status", "--job", "x", "--redis", "redis://user:hunt?er2@127.0.0.1:1/0"}, []string{"hunt", "er2"}},
+		{[]string{"client", "status", "--job", "x", "--redis", "redis://user:12/34@127.0.0.1:1/0"}, []string{"12/34", "user:12"}},
+		{[]string{"client", "results", "--job", "x", "--mongo", "mongodb://user:hunter2@%zz/db"}, []string{"hunter2"}},
+		{[]string{"client", "results", "--job", "x", "--mongo", "mongodb://u:abc/def@127.0.0.1:1/db"}, []string{"abc/def", "abc", "def@"}},
+		{[]string{"client", "results", "--job", "x", "--mongo", "mongodb://u:s3cr#t@127.0.0.1:1/db"}, []string{"s3cr"}},
+		{[]string{"client", "results", "--job", "x", "--mongo", "mongodb://user:hunter2@127.0.0.1:1/db?serverSelectionTimeoutMS=300&connectTimeoutMS=300"}, []string{"hunter2"}},
 	} {
-		_, stderr, err := crawler(t, time.Minute, args...)
+		_, stderr, err := crawler(t, time.Minute, tc.args...)
 		if err == nil {
-			t.Errorf("crawler %v succeeded", args)
+			t.Errorf("crawler %v succeeded", tc.args)
 		}
-		if strings.Contains(stderr, "hunter2") {
-			t.Errorf("crawler %v showed the password:\n%s", args, stderr)
+		for _, secret := range tc.hidden {
+			if strings.Contains(stderr, secret) {
+				t.Errorf("crawler %v showed %q of the password:\n%s", tc.args, secret, stderr)
+			}
 		}
-		if !strings.Contains(stderr, "--redis") && !strings.Contains(stderr, "--mongo") {
-			t.Errorf("crawler %v: error does not name the flag:\n%s", args, stderr)
+		flag := tc.args[len(tc.args)-2]
+		if n := strings.Count(stderr, flag+":"); n != 1 {
+			t.Errorf("crawler %v: error names %s %d times, want once:\n%s", tc.args, flag, n, stderr)
 		}
 	}
 }

@@ -23,6 +23,10 @@ func newClientCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "client",
 		Short: "Submit jobs, follow their progress and export their results",
+		Example: `  crawler client submit  --redis redis://10.0.0.1:6379/0 --job news.yaml
+  crawler client status  --redis redis://10.0.0.1:6379/0 --job news --watch
+  crawler client results --mongo mongodb://10.0.0.1:27017/crawler --job news -o news.jsonl
+  crawler client jobs    --redis redis://10.0.0.1:6379/0`,
 	}
 	cmd.AddCommand(newSubmitCmd(), newStatusCmd(), newResultsCmd(), newRetryFailedCmd(), newProxiesCmd(),
 		newJobsCmd(), newCancelCmd(), newResetCmd())
@@ -50,12 +54,14 @@ func newSubmitCmd() *cobra.Command {
 	var (
 		cf      clusterFlags
 		jobFile string
+		force   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "submit",
 		Short: "Validate a job file and enqueue it; prints the job's name",
 		Example: `  crawler client submit --redis redis://10.0.0.1:6379/0 --job news.yaml
-  name=$(crawler client submit --job news.yaml) && crawler client status --job "$name" --wait`,
+  name=$(crawler client submit --job news.yaml) && crawler client status --job "$name" --wait
+  crawler client submit --job news.yaml --force   # again within its dedup window: only new pages are fetched`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			spec, err := readJobFile(jobFile)
@@ -67,7 +73,9 @@ func newSubmitCmd() *cobra.Command {
 				return err
 			}
 			defer rdb.Close()
-			warnPreviousRun(cmd, rdb, cf, spec)
+			if err := checkPreviousRun(cmd, rdb, cf, spec, force); err != nil {
+				return err
+			}
 			if err := client.Submit(cmd.Context(), rdb, cf.keys(), spec); err != nil {
 				return err
 			}
@@ -77,6 +85,7 @@ func newSubmitCmd() *cobra.Command {
 	}
 	cf.register(cmd)
 	cmd.Flags().StringVar(&jobFile, "job", "", "job file (YAML)")
+	cmd.Flags().BoolVar(&force, "force", false, "submit even when a job of this name finished within its dedup window (its pages are duplicates until the window passes)")
 	return cmd
 }
 
@@ -154,10 +163,10 @@ func printStatus(w io.Writer, st *client.Status, asJSON bool) {
 		return
 	}
 	c := st.Counters
-	fmt.Fprintf(w, "job %s: %s (round %d)\n", st.Job, st.State, st.Round)
+	fmt.Fprintf(w, "job %s: %s (round %d)\n", st.Job, stateText(st), st.Round)
 	fmt.Fprintf(w, "  list pages %d (failed %d)\n", c.ListPages, c.ListFailed)
-	fmt.Fprintf(w, "  details discovered %d = stored %d + failed %d + skipped %d + duplicates %d + queued %d + in flight %d\n",
-		c.Discovered, c.Stored, c.Failed, c.Skipped, c.Duplicates, c.Queued, c.InFlight)
+	fmt.Fprintf(w, "  details discovered %d = stored %d + failed %d + skipped %d + duplicates %d + cancelled %d + queued %d + in flight %d\n",
+		c.Discovered, c.Stored, c.Failed, c.Skipped, c.Duplicates, c.Cancelled, c.Queued, c.InFlight)
 	fmt.Fprintf(w, "  offsite %d, invalid links %d, near-duplicates %d, retries %d\n",
 		c.Offsite, c.InvalidLinks, c.NearDuplicates, c.Retries)
 	ids := make([]string, 0, len(st.Slaves))
@@ -172,6 +181,18 @@ func printStatus(w io.Writer, st *client.Status, asJSON bool) {
 		fmt.Fprintf(w, "  slave %s: routed %d, stored %d, failed %d, queued %d, in flight %d\n",
 			id, s.Routed, s.Stored, s.Failed, s.Queued, s.InFlight)
 	}
+}
+
+// stateText is the job's state, marked when it was cancelled or is being
+// cancelled: "finished (cancelled)".
+func stateText(st *client.Status) string {
+	switch {
+	case st.Cancelling:
+		return st.State + " (cancelling)"
+	case st.CancelledAt != "":
+		return st.State + " (cancelled)"
+	}
+	return st.State
 }
 
 func newResultsCmd() *cobra.Command {

@@ -16,20 +16,26 @@ import (
 	"github.com/crawler-dev/crawler/cluster"
 )
 
-// warnPreviousRun tells the user when a job of the same name finished
-// within its dupefilter window: the pages it fetched are still duplicates,
-// so resubmitting an edited job fetches only new pages.
-func warnPreviousRun(cmd *cobra.Command, rdb redis.UniversalClient, cf clusterFlags, spec *cluster.JobSpec) {
+// checkPreviousRun refuses to submit a job of the same name as one that
+// finished within its dupefilter window: the pages it fetched are still
+// duplicates, so an edited job submitted again would fetch only new pages.
+// With force it warns and lets the submission go on.
+func checkPreviousRun(cmd *cobra.Command, rdb redis.UniversalClient, cf clusterFlags, spec *cluster.JobSpec, force bool) error {
 	window := spec.Dedup.Window.Std()
 	prev, err := client.PreviousRun(cmd.Context(), rdb, cf.keys(), spec.Name, window)
 	if err != nil || prev == nil {
-		return
+		return err
 	}
 	finished, _ := time.Parse(time.RFC3339, prev.FinishedAt)
-	fmt.Fprintf(cmd.ErrOrStderr(), "warning: job %s finished %s ago and stored %d pages; its dupefilter remembers them for %s,\n"+
-		"  so they are duplicates now and only new pages will be fetched. To crawl everything again:\n"+
-		"  crawler client reset --job %s --yes, then submit.\n",
-		spec.Name, time.Since(finished).Round(time.Second), prev.Counters.Stored, window, spec.Name)
+	what := fmt.Sprintf("job %s finished %s ago and stored %d pages; its dupefilter remembers them for %s,\n"+
+		"  so submitted again it would fetch only pages new since then", spec.Name,
+		time.Since(finished).Round(time.Second), prev.Counters.Stored, window)
+	if force {
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s (--force: submitting anyway).\n", what)
+		return nil
+	}
+	return fmt.Errorf("%s.\n  To crawl everything again: crawler client reset --job %s --yes, then submit.\n"+
+		"  To submit anyway, knowing most pages will be duplicates: add --force", what, spec.Name)
 }
 
 func newJobsCmd() *cobra.Command {
@@ -69,17 +75,11 @@ func printJobs(w io.Writer, jobs []*client.Status) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "JOB\tSTATE\tROUND\tDISCOVERED\tSTORED\tFAILED\tSKIPPED\tDUPLICATES\tQUEUED\tIN FLIGHT\tSUBMITTED\t")
+	fmt.Fprintln(tw, "JOB\tSTATE\tROUND\tDISCOVERED\tSTORED\tFAILED\tSKIPPED\tDUPLICATES\tCANCELLED\tQUEUED\tIN FLIGHT\tSUBMITTED\t")
 	for _, st := range jobs {
 		c := st.Counters
-		state := st.State
-		if st.Cancelling {
-			state += " (cancelling)"
-		} else if st.CancelledAt != "" {
-			state += " (cancelled)"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", st.Job, state, st.Round, c.Discovered,
-			c.Stored, c.Failed, c.Skipped, c.Duplicates, c.Queued, c.InFlight, shortTime(st.SubmittedAt))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", st.Job, stateText(st), st.Round, c.Discovered,
+			c.Stored, c.Failed, c.Skipped, c.Duplicates, c.Cancelled, c.Queued, c.InFlight, shortTime(st.SubmittedAt))
 	}
 	return tw.Flush()
 }
@@ -112,10 +112,16 @@ func newCancelCmd() *cobra.Command {
 				return err
 			}
 			defer rdb.Close()
-			if err := client.Cancel(cmd.Context(), rdb, cf.keys(), job); err != nil {
+			finished, err := client.Cancel(cmd.Context(), rdb, cf.keys(), job)
+			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "job %s: cancel requested; its master stops it within a second (status --wait waits for it)\n", job)
+			if finished {
+				fmt.Fprintf(cmd.OutOrStdout(), "job %s: cancelled (no master had taken it up); it can be reset or submitted again\n", job)
+				return nil
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "job %s: cancel requested; its master drops what is queued and finishes the job "+
+				"once the pages in flight are done (status --wait waits for it)\n", job)
 			return nil
 		},
 	}

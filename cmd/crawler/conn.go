@@ -2,9 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
+	"sort"
 	"strings"
 	"time"
 
@@ -31,52 +32,70 @@ const (
 // touches shares a hash tag, so the cluster's processes work unchanged on
 // Redis Cluster.
 func openRedis(ctx context.Context, raw string) (redis.UniversalClient, error) {
-	rdb, err := newRedisClient(raw)
+	connect, err := parseRedis(raw)
 	if err != nil {
-		return nil, fmt.Errorf("--redis: %s: %v", redactURL(raw), redactErr(err, raw))
+		return nil, fmt.Errorf("--redis: %s", badURL(raw, err, func(s string) error {
+			_, err := parseRedis(s)
+			return err
+		}))
 	}
+	rdb := connect()
 	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := rdb.Ping(pingCtx).Err(); err != nil {
 		rdb.Close()
-		return nil, fmt.Errorf("--redis: no answer from %s: %v", redactURL(raw), redactErr(err, raw))
+		return nil, fmt.Errorf("--redis: no answer from %s: %v", store.Redact(raw), redactErr(err, raw))
 	}
 	return rdb, nil
 }
 
-// newRedisClient parses the URL with go-redis's own parsers, after
-// rewriting our comma and sentinel forms into theirs.
-func newRedisClient(raw string) (redis.UniversalClient, error) {
+// parseRedis parses the URL with go-redis's own parsers, after rewriting
+// our comma and sentinel forms into theirs, and returns the function that
+// builds the client. Every client sets DisableIdentity: go-redis would
+// otherwise send CLIENT SETINFO on each new connection, which Redis before
+// 7.2 refuses, each refusal counted in crawler_redis_errors_total.
+func parseRedis(raw string) (func() redis.UniversalClient, error) {
+	if err := checkUserinfo(raw); err != nil {
+		return nil, err
+	}
 	scheme, rest, ok := strings.Cut(raw, "://")
 	if !ok {
 		return nil, fmt.Errorf("not a redis:// URL")
 	}
 	if base, isSentinel := strings.CutSuffix(scheme, "+sentinel"); isSentinel {
-		opts, err := redis.ParseFailoverURL(sentinelURL(base, rest))
-		if err != nil {
-			return nil, err
-		}
-		if opts.MasterName == "" {
-			return nil, fmt.Errorf("no master name: want redis+sentinel://host:26379/mastername")
-		}
-		retries(&opts.MaxRetries, &opts.MinRetryBackoff, &opts.MaxRetryBackoff)
-		return redis.NewFailoverClient(opts), nil
+		return parseSentinel(base, rest)
 	}
-	cluster := clusterURL(scheme, rest)
-	if cluster != "" {
+	if cluster := clusterURL(scheme, rest); cluster != "" {
 		opts, err := redis.ParseClusterURL(cluster)
 		if err != nil {
 			return nil, err
 		}
 		retries(&opts.MaxRetries, &opts.MinRetryBackoff, &opts.MaxRetryBackoff)
-		return redis.NewClusterClient(opts), nil
+		opts.DisableIdentity = true
+		return func() redis.UniversalClient { return redis.NewClusterClient(opts) }, nil
 	}
 	opts, err := redis.ParseURL(raw)
 	if err != nil {
 		return nil, err
 	}
 	retries(&opts.MaxRetries, &opts.MinRetryBackoff, &opts.MaxRetryBackoff)
-	return redis.NewClient(opts), nil
+	opts.DisableIdentity = true
+	return func() redis.UniversalClient { return redis.NewClient(opts) }, nil
+}
+
+// parseSentinel parses a redis+sentinel:// URL (scheme is what precedes
+// "+sentinel", rest what follows "://").
+func parseSentinel(scheme, rest string) (func() redis.UniversalClient, error) {
+	opts, err := redis.ParseFailoverURL(sentinelURL(scheme, rest))
+	if err != nil {
+		return nil, err
+	}
+	if opts.MasterName == "" {
+		return nil, fmt.Errorf("no master name: want redis+sentinel://host:26379/mastername")
+	}
+	retries(&opts.MaxRetries, &opts.MinRetryBackoff, &opts.MaxRetryBackoff)
+	opts.DisableIdentity = true
+	return func() redis.UniversalClient { return redis.NewFailoverClient(opts) }, nil
 }
 
 // retries sets the crawler's retry policy where the URL set none: a Redis
@@ -145,38 +164,90 @@ func splitURL(rest string) (auth, hosts, path, query string) {
 	return auth, hosts, path, query
 }
 
-// userinfoRE finds the password of a URL's userinfo, whether or not the
-// rest of the URL parses.
-var userinfoRE = regexp.MustCompile(`(://[^:/@?#]*):([^@/?#]*)@`)
-
-// redactURL hides the password in a URL, for messages and logs. It works
-// on strings that do not parse as URLs too, so a typo in a URL never puts
-// its password in an error.
-func redactURL(u string) string {
-	return userinfoRE.ReplaceAllString(u, "$1:xxxxx@")
+// checkUserinfo refuses a URL whose last "@" lies past the end of its
+// authority: a user name or password holding an unescaped / ? or #, which
+// URL parsers cut in the wrong place (taking part of the password for the
+// host, or its end for the path).
+func checkUserinfo(raw string) error {
+	_, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return nil
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if at := strings.LastIndex(rest, "@"); end >= 0 && at > end {
+		return errors.New("an @ past the host's start")
+	}
+	return nil
 }
 
-// redactErr returns err's message with the URL's password hidden: drivers
-// quote the URL they failed on.
+// badURL says why raw did not parse (err) without quoting any part of its
+// user name or password: parse is run again on raw with its userinfo
+// replaced, and when that copy parses, the userinfo was the trouble.
+func badURL(raw string, err error, parse func(string) error) string {
+	shown := store.Redact(raw)
+	scheme, rest, ok := strings.Cut(raw, "://")
+	at := strings.LastIndex(rest, "@")
+	if !ok || at < 0 {
+		return fmt.Sprintf("%s: %v", shown, err) // no userinfo: nothing to hide
+	}
+	err = parse(scheme + "://xxxxx:xxxxx@" + rest[at+1:])
+	if err == nil {
+		return shown + ": the user name or password holds a character that must be percent-encoded " +
+			"(/ as %2F, # as %23, ? as %3F, @ as %40, % as %25)"
+	}
+	return fmt.Sprintf("%s: %v", shown, err)
+}
+
+// redactErr returns err's message with the URL's user name and password
+// hidden: drivers quote the URL they failed on, or the password alone.
 func redactErr(err error, raw string) string {
 	msg := err.Error()
-	if m := userinfoRE.FindStringSubmatch(raw); m != nil && m[2] != "" {
-		msg = strings.ReplaceAll(msg, m[2], "xxxxx")
-		if dec, derr := url.PathUnescape(m[2]); derr == nil && dec != "" {
-			msg = strings.ReplaceAll(msg, dec, "xxxxx")
+	_, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		rest = raw
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return msg
+	}
+	userinfo := rest[:at]
+	_, password, _ := strings.Cut(userinfo, ":")
+	secrets := []string{userinfo, password}
+	for _, s := range []string{userinfo, password} {
+		if dec, derr := url.PathUnescape(s); derr == nil {
+			secrets = append(secrets, dec)
 		}
 	}
-	return redactURL(msg)
+	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
+	for _, s := range secrets {
+		if s != "" {
+			msg = strings.ReplaceAll(msg, s, "xxxxx")
+		}
+	}
+	return msg
 }
 
 // openMongo connects to the MongoDB URI.
 func openMongo(ctx context.Context, uri string) (*store.Mongo, error) {
 	if !strings.HasPrefix(uri, "mongodb://") && !strings.HasPrefix(uri, "mongodb+srv://") {
-		return nil, fmt.Errorf("--mongo: %q is not a mongodb:// URI", redactURL(uri))
+		return nil, fmt.Errorf("--mongo: %q is not a mongodb:// URI", store.Redact(uri))
+	}
+	if err := parseMongo(uri); err != nil {
+		return nil, fmt.Errorf("--mongo: %s", badURL(uri, err, parseMongo))
 	}
 	m, err := store.OpenMongo(ctx, uri)
 	if err != nil {
 		return nil, fmt.Errorf("--mongo: %s", redactErr(err, uri))
 	}
 	return m, nil
+}
+
+// parseMongo checks that uri parses as a URL, so that the driver and
+// store.OpenMongo never quote one that does not.
+func parseMongo(uri string) error {
+	if err := checkUserinfo(uri); err != nil {
+		return err
+	}
+	_, err := url.Parse(uri)
+	return err
 }

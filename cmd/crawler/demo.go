@@ -29,11 +29,17 @@ func newDemoCmd(a *app) *cobra.Command {
 		Short: "Serve a built-in demo site on loopback and crawl it with `run`",
 		Example: `  crawler demo                        # serve, crawl with 3 slaves, write demo-items.jsonl, check
   crawler demo --details 3000 -o demo.csv
-  crawler demo --serve-only --listen 127.0.0.1:8080   # only the site, for a cluster to crawl`,
+  crawler demo -o - --quiet | jq -r .fields.title       # items on stdout, everything else on stderr
+  crawler demo --serve-only --listen 127.0.0.1:8080 > demo.yaml   # only the site, for a cluster to crawl; its job file on stdout`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if details < 1 {
 				return fmt.Errorf("--details: %d must be at least 1", details)
+			}
+			if !serveOnly {
+				if err := cfg.validate(); err != nil { // before the site starts and says where it is
+					return err
+				}
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
@@ -43,30 +49,29 @@ func newDemoCmd(a *app) *cobra.Command {
 			}
 			defer closeSite()
 			if serveOnly {
-				fmt.Fprintf(cmd.OutOrStdout(), "demo site at %s (%d list pages, %d unique detail pages); job file:\n%s",
-					base, site.ListPages(), details, demosite.JobYAML("demo", base))
+				// The job file alone on stdout: crawler demo --serve-only > demo.yaml
+				fmt.Fprintf(cmd.ErrOrStderr(), "demo site at %s (%d list pages, %d unique detail pages); its job file is on stdout\n",
+					base, site.ListPages(), details)
+				fmt.Fprint(cmd.OutOrStdout(), demosite.JobYAML("demo", base))
 				<-ctx.Done()
 				return nil
 			}
 			stop() // the crawl handles its own interruption
-			if err := cfg.validate(); err != nil {
-				return err
-			}
 			return runDemo(cmd, a, cfg, site, base)
 		},
 	}
 	cfg.register(cmd, "demo-items.jsonl")
 	f := cmd.Flags()
 	f.IntVar(&details, "details", 300, "unique detail pages on the demo site")
-	f.StringVar(&listen, "listen", "127.0.0.1:0", "address the demo site listens on")
-	f.BoolVar(&serveOnly, "serve-only", false, "only serve the site (until interrupted): crawl nothing, write nothing")
+	f.StringVar(&listen, "listen", "127.0.0.1:0", "address the demo site listens on (a bare port means 127.0.0.1, 0.0.0.0:PORT every interface)")
+	f.BoolVar(&serveOnly, "serve-only", false, "only serve the site (until interrupted) and print its job file on stdout: crawl nothing")
 	return cmd
 }
 
 // serveDemo serves a demo site of details pages on listen.
 func serveDemo(listen string, details int) (*demosite.Site, string, func(), error) {
 	site := demosite.New(demosite.Options{Details: details})
-	ln, err := net.Listen("tcp", listen)
+	ln, err := net.Listen("tcp", listenAddr(listen))
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("--listen: %w", err)
 	}
@@ -80,7 +85,7 @@ func runDemo(cmd *cobra.Command, a *app, cfg runConfig, site *demosite.Site, bas
 	if err != nil {
 		return fmt.Errorf("demo job: %w", err)
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "demo site at %s: %d list pages\n", base, site.ListPages())
+	fmt.Fprintf(reportWriter(cmd, cfg), "demo site at %s: %d list pages\n", base, site.ListPages())
 	return crawlHere(cmd, a, cfg, spec, func(w io.Writer, st *client.Status) { printDemoCheck(w, site, st) })
 }
 

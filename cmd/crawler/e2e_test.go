@@ -156,6 +156,19 @@ func readItems(t *testing.T, path string) []store.Item {
 // failedURLs reads the URLs in the job's `failed` collection.
 func (e clusterEnv) failedURLs(t *testing.T, job string) []string {
 	t.Helper()
+	var urls []string
+	for _, f := range e.failures(t, job) {
+		if f.Reason == "" {
+			t.Errorf("failure of %s has no reason", f.URL)
+		}
+		urls = append(urls, f.URL)
+	}
+	return urls
+}
+
+// failures reads the job's `failed` collection.
+func (e clusterEnv) failures(t *testing.T, job string) []store.Failure {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, err := mongo.Connect(options.Client().ApplyURI(e.mongo))
@@ -171,14 +184,7 @@ func (e clusterEnv) failedURLs(t *testing.T, job string) []string {
 	if err := cur.All(ctx, &fails); err != nil {
 		t.Fatal(err)
 	}
-	var urls []string
-	for _, f := range fails {
-		if f.Reason == "" {
-			t.Errorf("failure of %s has no reason", f.URL)
-		}
-		urls = append(urls, f.URL)
-	}
-	return urls
+	return fails
 }
 
 // checkCrawl checks that every unique detail page of the site was stored

@@ -54,8 +54,11 @@ func TestJSONL_KillSlave(t *testing.T) {
 	}
 	t.Logf("at the kill: %d lines, %d counted stored, torn tail %d bytes", len(lines), st.Counters.Stored, len(torn))
 
-	// The killed slave's lease (5 s) must lapse before its ID can register
-	// again: a slave started sooner exits with "id taken".
+	// Wait for the killed slave's registration (5 s lease) to lapse, so the
+	// restart is a slave joining the live table anew. It need not wait: a
+	// slave restarted sooner on the same host takes over at once the
+	// registration its dead process left behind (membership.Claim), where
+	// it used to exit with "id taken".
 	env.waitSlaves(t)
 	startSlave("slave-0-again")
 	env.waitSlaves(t, 0)

@@ -16,26 +16,45 @@ import (
 	"github.com/crawler-dev/crawler/internal/demosite"
 )
 
-// crawlerBin is the crawler binary built once for the tests that start
-// real processes.
-var crawlerBin string
+// crawlerBin is the crawler binary, built with -race the first time a
+// test starts a process (unit tests of this package do not wait for it).
+var (
+	crawlerBin   string
+	buildOnce    sync.Once
+	buildErr     error
+	buildDirRoot string
+)
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "crawler-bin")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	crawlerBin = filepath.Join(dir, "crawler")
-	build := exec.Command("go", "build", "-race", "-o", crawlerBin, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build crawler:", err)
-		os.Exit(1)
-	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	if buildDirRoot != "" {
+		os.RemoveAll(buildDirRoot)
+	}
 	os.Exit(code)
+}
+
+// binary returns the crawler binary, building it on first use.
+func binary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "crawler-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		buildDirRoot = dir
+		bin := filepath.Join(dir, "crawler")
+		build := exec.Command("go", "build", "-race", "-o", bin, ".")
+		if out, err := build.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("build crawler: %v\n%s", err, out)
+			return
+		}
+		crawlerBin = bin
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return crawlerBin
 }
 
 // proc is a crawler process started by a test.
@@ -68,7 +87,7 @@ func (s *syncBuffer) String() string {
 // when the test ends, and its output is logged if the test failed.
 func start(t *testing.T, name string, args ...string) *proc {
 	t.Helper()
-	p := &proc{name: name, cmd: exec.Command(crawlerBin, args...), out: &syncBuffer{}, done: make(chan struct{})}
+	p := &proc{name: name, cmd: exec.Command(binary(t), args...), out: &syncBuffer{}, done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	p.cmd.Env = cleanEnv()
 	if err := p.cmd.Start(); err != nil {
@@ -110,7 +129,7 @@ func crawler(t *testing.T, timeout time.Duration, args ...string) (stdout, stder
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, crawlerBin, args...)
+	cmd := exec.CommandContext(ctx, binary(t), args...)
 	cmd.Env = cleanEnv()
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e

@@ -56,7 +56,7 @@ func newMasterCmd(a *app) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&c.mongo, "mongo", defaultMongo, "MongoDB URI; the path names the database")
 	f.StringVar(&c.output, "output", "", "write failures to this JSON Lines file instead of MongoDB")
-	f.StringVar(&c.http, "http", "", "serve the status page and its JSON API on this address (e.g. 127.0.0.1:8090); empty: off")
+	f.StringVar(&c.http, "http", "", "serve the status page and its JSON API on this address (e.g. 127.0.0.1:8090; a bare port means 127.0.0.1, 0.0.0.0:PORT every interface); empty: off")
 	f.StringVar(&c.opts.ID, "id", c.opts.ID, "name of this master in job leases and logs")
 	f.IntVar(&c.opts.ListConcurrency, "list-concurrency", c.opts.ListConcurrency, "most list pages fetched at once (each host's budget decides how many go to it)")
 	f.StringVar(&c.opts.AssignMode, "assign-mode", c.opts.AssignMode, "second level of the assigner: rendezvous or paper (the same on every master)")

@@ -38,6 +38,12 @@ func newRootCmd() *cobra.Command {
 Every flag can also be set as CRAWLER_<FLAG> in the environment (CRAWLER_REDIS,
 CRAWLER_LOG_LEVEL, ...) or as a key in the YAML file given with --config.
 Precedence: flag > environment > config file > default.`,
+		Example: `  crawler demo                                       # crawl a built-in demo site: no servers needed
+  crawler run --job news.yaml -o news.jsonl          # one job on this machine, embedded Redis
+  crawler master --redis redis://10.0.0.1:6379/0 --mongo mongodb://10.0.0.1:27017/crawler
+  crawler slave --id 0 --redis redis://10.0.0.1:6379/0 --mongo mongodb://10.0.0.1:27017/crawler
+  crawler client submit --redis redis://10.0.0.1:6379/0 --job news.yaml
+  crawler --version`,
 		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,

@@ -61,8 +61,16 @@ func (c *runConfig) validate() error {
 	case c.mongo == "" && c.output == "":
 		return errors.New("-o/--output: an items file is required without --mongo")
 	}
+	if c.mongo == "" {
+		if _, err := store.FormatOf(c.output); err != nil {
+			return fmt.Errorf("-o: %w", err)
+		}
+	}
 	return nil
 }
+
+// itemsOnStdout reports whether the items are written to stdout (-o -).
+func (c *runConfig) itemsOnStdout() bool { return c.mongo == "" && c.output == store.Stdout }
 
 func newRunCmd(a *app) *cobra.Command {
 	var (
@@ -97,12 +105,10 @@ func newRunCmd(a *app) *cobra.Command {
 // on stderr, and prints the summary. check, when not nil, adds to the
 // summary (the demo compares the crawl with its site).
 func crawlHere(cmd *cobra.Command, a *app, cfg runConfig, spec *cluster.JobSpec, check func(io.Writer, *client.Status)) error {
-	con := newConsole(os.Stderr, cfg.quiet)
-	logger, err := newLoggerTo(a.logLevel, a.logFormat, con)
+	con, err := runConsole(cmd, a, cfg.quiet)
 	if err != nil {
 		return err
 	}
-	a.useLogger(logger)
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	interrupted := context.AfterFunc(ctx, func() {
@@ -120,18 +126,55 @@ func crawlHere(cmd *cobra.Command, a *app, cfg runConfig, spec *cluster.JobSpec,
 	st, err := runAllInOne(ctx, a, cfg, spec, reg, con)
 	con.done()
 	if st != nil {
-		printRunSummary(cmd.OutOrStdout(), cfg, st, reg, time.Since(started))
+		out := reportWriter(cmd, cfg)
+		printRunSummary(out, cfg, st, reg, time.Since(started))
 		if check != nil {
-			check(cmd.OutOrStdout(), st)
+			check(out, st)
 		}
 	}
-	return runOutcome(ctx, cfg, spec, st, err)
+	return runOutcome(ctx, cfg, spec, st, err, started)
+}
+
+// runConsole builds the console that shows a run's progress and the
+// logger that writes through it. --quiet logs only warnings and errors,
+// unless --log-level was given (on the command line, in CRAWLER_LOG_LEVEL
+// or in the config file).
+func runConsole(cmd *cobra.Command, a *app, quiet bool) (*console, error) {
+	con := newConsole(os.Stderr, quiet)
+	logger, err := newLoggerTo(runLogLevel(cmd, a.logLevel, quiet), a.logFormat, con)
+	if err != nil {
+		return nil, err
+	}
+	a.useLogger(logger)
+	if a.logFormat == "json" {
+		con.logJSON(logger.Named("progress"))
+	}
+	return con, nil
+}
+
+// runLogLevel is the log level of a run: warn with --quiet, unless
+// --log-level was set (it is Changed when set from the environment or the
+// config file too).
+func runLogLevel(cmd *cobra.Command, level string, quiet bool) string {
+	if f := cmd.Flags().Lookup("log-level"); quiet && (f == nil || !f.Changed) {
+		return "warn"
+	}
+	return level
+}
+
+// reportWriter is where a run's summary and other messages go: stdout,
+// unless the items go there (-o -), which must hold nothing else.
+func reportWriter(cmd *cobra.Command, cfg runConfig) io.Writer {
+	if cfg.itemsOnStdout() {
+		return cmd.ErrOrStderr()
+	}
+	return cmd.OutOrStdout()
 }
 
 // runOutcome is the command's verdict: an interruption says so and how to
-// go on; a job in which nothing could be fetched is a failure, with its
-// reasons.
-func runOutcome(ctx context.Context, cfg runConfig, spec *cluster.JobSpec, st *client.Status, err error) error {
+// go on; a job in which nothing could be fetched, or no detail page
+// stored because every one failed, is a failure, with its reasons.
+func runOutcome(ctx context.Context, cfg runConfig, spec *cluster.JobSpec, st *client.Status, err error, started time.Time) error {
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		if cfg.redis == "" {
 			return errors.New("interrupted before the job finished; what was stored is in the output (the embedded Redis is gone: run again to crawl anew, or use --redis to resume)")
@@ -141,8 +184,13 @@ func runOutcome(ctx context.Context, cfg runConfig, spec *cluster.JobSpec, st *c
 	if err != nil {
 		return err
 	}
-	if c := st.Counters; c.Stored == 0 && c.ListPages == 0 {
-		return fmt.Errorf("nothing could be fetched: %s", failureReasons(cfg, spec.Name))
+	c := st.Counters
+	switch {
+	case c.Stored == 0 && c.ListPages == 0:
+		return fmt.Errorf("nothing could be fetched; %s", failureReasons(ctx, cfg, spec.Name, started))
+	case c.Stored == 0 && c.Failed+c.Skipped > 0:
+		return fmt.Errorf("no detail page could be stored (%d failed, %d skipped of %d discovered); %s",
+			c.Failed, c.Skipped, c.Discovered, failureReasons(ctx, cfg, spec.Name, started))
 	}
 	return nil
 }
@@ -187,6 +235,16 @@ func runAllInOne(ctx context.Context, a *app, cfg runConfig, spec *cluster.JobSp
 		return nil, err
 	}
 	status, err := client.Wait(ctx, rdb, keys, spec.Name, cluster.DefaultMaxSlaves, 250*time.Millisecond, con.show)
+	if err != nil && ctx.Err() != nil {
+		// Interrupted: the slaves finish the pages being fetched, store and
+		// acknowledge them, and hand back the rest; the summary then shows
+		// what the drain left, not what was in flight when it began.
+		a.logger.Warn("draining: the pages being fetched finish and are stored")
+		stopCluster()
+		if final, ferr := client.GetStatus(context.WithoutCancel(ctx), rdb, keys, spec.Name, cluster.DefaultMaxSlaves); ferr == nil {
+			status = final
+		}
+	}
 	if err != nil {
 		return status, fmt.Errorf("crawl %s: %w", spec.Name, err)
 	}
@@ -207,7 +265,7 @@ func runRedis(ctx context.Context, url string) (redis.UniversalClient, func(), e
 		return nil, nil, fmt.Errorf("start embedded redis: %w", err)
 	}
 	stopClock := expireKeys(mr)
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), DisableIdentity: true})
 	return rdb, func() { rdb.Close(); stopClock(); mr.Close() }, nil
 }
 
@@ -266,7 +324,8 @@ func runStore(ctx context.Context, a *app, cfg runConfig, spec *cluster.JobSpec)
 }
 
 // startCluster runs a master and cfg.slaves slaves as goroutines; the
-// returned function stops them and waits.
+// returned function stops them (the slaves drain) and waits; calling it
+// again does nothing.
 func startCluster(ctx context.Context, a *app, cfg runConfig, rdb redis.UniversalClient, keys cluster.Keys, st itemStore, reg *metrics.Registry) (func(), error) {
 	log := a.logger
 	mopts := master.DefaultOptions()
@@ -296,5 +355,6 @@ func startCluster(ctx context.Context, a *app, cfg runConfig, rdb redis.Universa
 			}
 		}()
 	}
-	return func() { cancel(); wg.Wait() }, nil
+	var once sync.Once
+	return func() { once.Do(func() { cancel(); wg.Wait() }) }, nil
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -31,11 +33,27 @@ func runServices(ctx context.Context, services ...service) error {
 	return g.Wait()
 }
 
+// listenAddr is the address a listener flag (--metrics, --http,
+// --proxy-judge-listen, --listen) binds: a bare port (9090 or :9090) means
+// the loopback interface, 127.0.0.1:9090, so nothing is exposed to other
+// hosts unless asked for with an explicit host (0.0.0.0:9090 for every
+// interface, or one address of this host).
+func listenAddr(addr string) string {
+	if _, err := strconv.ParseUint(addr, 10, 16); err == nil {
+		return net.JoinHostPort("127.0.0.1", addr)
+	}
+	if host, port, err := net.SplitHostPort(addr); err == nil && host == "" {
+		return net.JoinHostPort("127.0.0.1", port)
+	}
+	return addr
+}
+
 // metricsFlag is --metrics: where a process serves /metrics.
 type metricsFlag struct{ addr string }
 
 func (m *metricsFlag) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&m.addr, "metrics", "", "serve Prometheus /metrics on this address (e.g. "+metrics.DefaultAddr+"); empty: off")
+	cmd.Flags().StringVar(&m.addr, "metrics", "", "serve Prometheus /metrics on this address (e.g. "+metrics.DefaultAddr+
+		"; a bare port means 127.0.0.1, 0.0.0.0:PORT every interface); empty: off")
 }
 
 // registry returns the process's metrics registry, or nil when --metrics
@@ -53,7 +71,7 @@ func (m *metricsFlag) serve(ctx context.Context, reg *metrics.Registry, log *zap
 	if reg == nil || m.addr == "" {
 		return nil, nil
 	}
-	srv, err := metrics.Serve(ctx, m.addr, reg)
+	srv, err := metrics.Serve(ctx, listenAddr(m.addr), reg)
 	if err != nil {
 		return nil, fmt.Errorf("--metrics: %w", err)
 	}
@@ -84,7 +102,7 @@ func statusPage(rdb redis.UniversalClient, cf clusterFlags, addr string, log *za
 		return nil, fmt.Errorf("--http: %w", err)
 	}
 	so := statuspage.DefaultOptions()
-	so.Addr, so.Logger = addr, log
+	so.Addr, so.Logger = listenAddr(addr), log
 	srv, err := statuspage.New(src, so)
 	if err != nil {
 		return nil, fmt.Errorf("--http: %w", fieldFlags{"Addr": "http"}.name(err))
@@ -113,7 +131,7 @@ func (p *proxyFlags) register(cmd *cobra.Command) {
 	f.StringArrayVar(&p.sources, "proxy-source", nil, "a proxy list to validate into the pool: a file or an http(s) URL, one proxy per line (repeatable)")
 	f.StringVar(&p.checkURL, "proxy-check-url", "", "check proxies by fetching this URL through them instead of our judge")
 	f.StringVar(&p.judgeURL, "proxy-judge-url", "", "the public URL of the judge (--proxy-judge-listen) as proxies reach it")
-	f.StringVar(&p.judgeListen, "proxy-judge-listen", "", "serve the judge, which echoes what each proxy sends, on this address")
+	f.StringVar(&p.judgeListen, "proxy-judge-listen", "", "serve the judge, which echoes what each proxy sends, on this address (a bare port means 127.0.0.1; remote proxies need 0.0.0.0:PORT or a public address)")
 	f.IntVar(&p.min, "proxy-min", d.MinSize, "read the sources again while fewer proxies are usable")
 	f.IntVar(&p.max, "proxy-max", d.MaxSize, "the most proxies the pool keeps")
 	f.DurationVar(&p.refill, "proxy-refill", d.RefillInterval, "how often the sources are read again while fewer than --proxy-min proxies are usable")
@@ -130,7 +148,7 @@ func (p *proxyFlags) validator(rdb redis.UniversalClient, keys cluster.Keys, reg
 	opts.MinSize, opts.MaxSize, opts.RefillInterval, opts.Logger = p.min, p.max, p.refill, log
 	var judge *proxy.JudgeServer
 	if p.judgeListen != "" {
-		j, err := proxy.ServeJudge(p.judgeListen)
+		j, err := proxy.ServeJudge(listenAddr(p.judgeListen))
 		if err != nil {
 			return nil, fmt.Errorf("--proxy-judge-listen: %w", err)
 		}

@@ -2,9 +2,12 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sort"
 	"strings"
@@ -29,7 +32,11 @@ func printRunSummary(w io.Writer, cfg runConfig, st *client.Status, reg *metrics
 	if s := elapsed.Seconds(); s > 0 {
 		fmt.Fprintf(tw, "  pages/s\t%.1f stored, %.1f requests\n", float64(st.Counters.Stored)/s, stats.requests/s)
 	}
-	fmt.Fprintf(tw, "  requests\t%.0f (%s)\n", stats.requests, joinCounts(stats.byStatus))
+	if stats.requests > 0 {
+		fmt.Fprintf(tw, "  requests\t%.0f (%s)\n", stats.requests, joinCounts(stats.byStatus))
+	} else {
+		fmt.Fprintf(tw, "  requests\tnone answered\n")
+	}
 	fmt.Fprintf(tw, "  bytes\t%s\n", humanBytes(stats.bytes))
 	if len(stats.failures) > 0 {
 		fmt.Fprintf(tw, "  failures\t%s\n", joinCounts(stats.failures))
@@ -86,13 +93,19 @@ func label(pairs []*dto.LabelPair, name string) string {
 	return ""
 }
 
-// joinCounts writes "2xx 120, 4xx 3", largest first.
-func joinCounts(m map[string]float64) string {
+// sortedKeys are m's keys, largest value first.
+func sortedKeys(m map[string]float64) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] || (m[keys[i]] == m[keys[j]] && keys[i] < keys[j]) })
+	return keys
+}
+
+// joinCounts writes "2xx 120, 4xx 3", largest first.
+func joinCounts(m map[string]float64) string {
+	keys := sortedKeys(m)
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
 		parts = append(parts, fmt.Sprintf("%s %.0f", k, m[k]))
@@ -110,28 +123,91 @@ func humanBytes(n float64) string {
 	return fmt.Sprintf("%.1f %s", n, units[i])
 }
 
-// failureReasons says why nothing could be fetched: the most common
-// reasons recorded in the failures file, or where to look.
-func failureReasons(cfg runConfig, job string) string {
+// maxReasons is how many reasons failureReasons lists.
+const maxReasons = 5
+
+// failureReasons says why pages could not be fetched: the most common
+// reasons among the job's failures recorded since started, each with its
+// count, and where all of them are.
+func failureReasons(ctx context.Context, cfg runConfig, job string, since time.Time) string {
+	failures, where, err := readFailures(ctx, cfg, job)
+	if err != nil {
+		return fmt.Sprintf("no failure could be read (%v)", err)
+	}
+	counts := map[string]float64{}
+	for _, f := range failures {
+		if f.Job == job && !f.FailedAt.Before(since.Add(-time.Second)) {
+			counts[reasonOf(f)]++
+		}
+	}
+	if len(counts) == 0 {
+		return "no failure was recorded (are the seeds right?)"
+	}
+	return fmt.Sprintf("failures by reason (every one is in %s):\n%s", where, listCounts(counts, maxReasons))
+}
+
+// readFailures reads the job's failures from MongoDB or the failures
+// file, and says where a user finds them.
+func readFailures(ctx context.Context, cfg runConfig, job string) ([]store.Failure, string, error) {
 	if cfg.mongo != "" {
-		return fmt.Sprintf("see crawler client results and the failed collection of job %s", job)
+		m, err := openMongo(ctx, cfg.mongo)
+		if err != nil {
+			return nil, "", err
+		}
+		defer m.Close(context.Background())
+		failures, err := m.Failures(ctx, job)
+		where := fmt.Sprintf("the failed collection: mongosh %q --eval 'db.failed.find({job: \"%s\"})'", store.Redact(cfg.mongo), job)
+		return failures, where, err
 	}
 	path := store.FailuresPath(cfg.output)
 	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, path, nil
+	}
 	if err != nil {
-		return "no failure was recorded (are the seeds right?)"
+		return nil, "", err
 	}
 	defer f.Close()
-	counts := map[string]float64{}
+	var failures []store.Failure
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		var fl store.Failure
 		if json.Unmarshal(sc.Bytes(), &fl) == nil {
-			counts[fl.Reason]++
+			failures = append(failures, fl)
 		}
 	}
-	return joinCounts(counts) + " (all in " + path + ")"
+	return failures, path, sc.Err()
+}
+
+// reasonOf is a failure's reason without its own URL, so that the pages
+// that failed alike count together: "detail page: 404 Not Found".
+func reasonOf(f store.Failure) string {
+	r := strings.TrimPrefix(f.Reason, "fetch "+f.URL+": ")
+	r = strings.ReplaceAll(r, f.URL, "<url>")
+	if f.Kind != "" {
+		r = f.Kind + " page: " + r
+	}
+	return r
+}
+
+// listCounts writes one "  reason ×count" line per key, largest first,
+// at most limit of them and a line for the rest.
+func listCounts(m map[string]float64, limit int) string {
+	keys := sortedKeys(m)
+	var b strings.Builder
+	for i, k := range keys {
+		if i == limit {
+			rest := 0.0
+			for _, k := range keys[limit:] {
+				rest += m[k]
+			}
+			fmt.Fprintf(&b, "  %d other reasons ×%.0f\n", len(keys)-limit, rest)
+			break
+		}
+		fmt.Fprintf(&b, "  %s ×%.0f\n", k, m[k])
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // printJSONLines writes each value as one line of JSON.

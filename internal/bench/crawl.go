@@ -49,6 +49,11 @@ type CrawlOptions struct {
 	Latency time.Duration
 	// PageBytes pads every detail page to this size (0: about 2 KB).
 	PageBytes int
+	// PerPage is the detail links on each list page (0: the demo site's
+	// 25). With SeedsFirst the master learns each host's next list page
+	// only from the one before, so a host yields at most PerPage links per
+	// list-page latency: more links per page lift that ceiling.
+	PerPage int
 	// Seeds is SeedsAll or SeedsFirst.
 	Seeds string
 	// Tap counts each process's commands and round trips on the wire, with
@@ -90,6 +95,8 @@ func (o CrawlOptions) Validate() error {
 		return cluster.Invalid("Latency", o.Latency, "is outside 0..1m")
 	case o.PageBytes < 0 || o.PageBytes > 64<<20:
 		return cluster.Invalid("PageBytes", o.PageBytes, "is outside 0..64 MiB")
+	case o.PerPage < 0 || o.PerPage > 10_000:
+		return cluster.Invalid("PerPage", o.PerPage, "is outside 0..10000")
 	case o.Seeds != SeedsAll && o.Seeds != SeedsFirst:
 		return cluster.Invalid("Seeds", o.Seeds, "is not all or first")
 	case o.Timeout <= 0:
@@ -126,6 +133,9 @@ func (o CrawlOptions) Args() []string {
 	}
 	if o.PageBytes > 0 {
 		args = append(args, "--page-bytes", strconv.Itoa(o.PageBytes))
+	}
+	if o.PerPage > 0 {
+		args = append(args, "--per-page", strconv.Itoa(o.PerPage))
 	}
 	if !o.Tap {
 		args = append(args, "--tap=false")
@@ -201,7 +211,7 @@ func crawlOnce(ctx context.Context, opts CrawlOptions, slaves int) (res CrawlRes
 	defer meter.rdb.Close()
 	details := opts.details(slaves)
 	sites, err := serveHosts(opts.Hosts, demosite.Options{Details: details, GoneEvery: -1, FlakyEvery: -1,
-		Delay: opts.Latency, PageBytes: opts.PageBytes})
+		Delay: opts.Latency, PageBytes: opts.PageBytes, PerPage: opts.PerPage})
 	if err != nil {
 		return res, err
 	}
@@ -231,6 +241,7 @@ func newRedisMeter(redisURL string, scripts *scriptNames) (redisMeter, error) {
 	if err != nil {
 		return redisMeter{}, cluster.Invalid("RedisURL", "(not shown)", "is not a redis:// URL of one server: %v", err)
 	}
+	ropts.DisableIdentity = true // Redis before 7.2 refuses CLIENT SETINFO: no failed calls in its counts
 	rdb := redis.NewClient(ropts)
 	own := newOwnCommands(cmp.Or(scripts, newScriptNames()))
 	rdb.AddHook(own)

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/crawler-dev/crawler/internal/demosite"
 )
 
 // WriteCrawl prints the crawl tables in format f.
@@ -66,6 +68,9 @@ func crawlCaption(o CrawlOptions) string {
 	if o.Seeds == SeedsFirst {
 		seeds = "each host's first list page seeded"
 	}
+	if o.PerPage > 0 {
+		seeds += fmt.Sprintf(", %d detail links per list page", o.PerPage)
+	}
 	return fmt.Sprintf("Crawl of a loopback demo site: %s of %s over %d host(s), %v latency per response, %s; "+
 		"slave concurrency %d; real master and slave processes, items to %s.",
 		size, page, o.Hosts, o.Latency, seeds, o.Concurrency, storeName(o.MongoURI))
@@ -83,6 +88,12 @@ func crawlNotes(opts CrawlOptions, results []CrawlResult) []string {
 	if opts.Seeds == SeedsAll {
 		notes = append(notes, "Every list page is a seed, so the master's walk of list pages (one after another on "+
 			"each host) is not what limits the crawl; --seeds first measures that walk too.")
+	} else if opts.Latency > 0 {
+		step := newLinksPerListPage(opts.PerPage)
+		ceiling := float64(opts.Hosts*step) / opts.Latency.Seconds()
+		notes = append(notes, fmt.Sprintf("The master walks each host's list pages one after another (a page names the next), "+
+			"so the site cannot yield more than hosts × new links per list page / latency = %d × %d / %v ≈ %.0f detail pages/s, "+
+			"whatever the cluster.", opts.Hosts, step, opts.Latency, ceiling))
 	}
 	notes = append(notes,
 		"pages: detail pages stored; wall: from submitting the job to seeing it finished; pages/s = pages / wall; "+
@@ -242,4 +253,13 @@ func rankNames(results []CrawlResult, counts func(CrawlResult) map[string]float6
 		return cmp.Or(cmp.Compare(last[b], last[a]), cmp.Compare(a, b))
 	})
 	return names
+}
+
+// newLinksPerListPage is how many detail links each list page of the demo
+// site adds to those of the page before it, with perPage links a page (0:
+// the site's default).
+func newLinksPerListPage(perPage int) int {
+	const details = 100_000
+	site := demosite.New(demosite.Options{Details: details, PerPage: perPage})
+	return details / site.ListPages()
 }

@@ -80,7 +80,7 @@ func freePort() (int, error) {
 }
 
 func (s *RedisServer) waitReady(ctx context.Context) error {
-	rdb := redis.NewClient(&redis.Options{Addr: s.addr, MaxRetries: -1})
+	rdb := redis.NewClient(&redis.Options{Addr: s.addr, MaxRetries: -1, DisableIdentity: true})
 	defer rdb.Close()
 	deadline := time.Now().Add(10 * time.Second)
 	for {

@@ -1,31 +1,67 @@
 -- frontier.cancel: stop a job as client cancel asked. K: state, stats,
--- frontier, pages in progress, retry list, retrying set, then every slave
--- queue. A: now (RFC 3339), the state's field names (state, finished_at,
--- next_round_at, cancel_requested, cancelled_at), the finished value and
--- the stats field counting what is dropped, and "1" to finish the job
--- ("0" only drops, so slaves stop at once while the master waits for its
--- list pages in progress before the final call). The tasks still queued are
--- dropped unfetched and counted, so the counters keep adding up
--- (discovered = stored + failed + skipped + duplicates + cancelled); tasks
--- in flight are left to their slaves, which acknowledge them as usual.
--- Failed tasks waiting for another try stay failed. Reply the tasks
--- dropped.
+-- frontier, pages in progress, retry list, retrying set, task attempts,
+-- list attempts, then per slave its queue and in-flight set. A: now (RFC
+-- 3339), the state's field names (state, finished_at, next_round_at,
+-- cancel_requested, cancelled_at), the finished value, the stats field
+-- counting what is dropped, and "1" to finish the job once nothing of it
+-- is in flight ("0" only drops, so slaves stop at once while the master
+-- waits for its list pages in progress), and the marker of a task that
+-- client retry-failed re-enqueued (cluster.TaskRetryMarker).
+-- Every call drops the tasks still queued and those in flight whose lease
+-- lapsed (their slave died: nobody will acknowledge them), and counts them
+-- as cancelled; tasks in flight under a live lease are left to their
+-- slaves, which acknowledge them as usual (a dropped one's late
+-- acknowledgement is not counted, as it is no longer in flight). So every
+-- task is counted once, and once the job is finished, discovered = stored
+-- + failed + skipped + duplicates + cancelled. Failed tasks waiting for
+-- another try stay failed, queued or in flight: dropping them counts
+-- nothing. Reply {tasks dropped, 1 if finished else 0}.
 local now = A[1]
 local fState, fFinished, fNext, fCancel, fCancelled, finished, cancelled, finish =
   A[2], A[3], A[4], A[5], A[6], A[7], A[8], A[9]
-local dropped = 0
-for i = 7, #K do
-  dropped = dropped + redis.call('LLEN', K[i])
+local marker = A[10]
+local lapsedBy = int(now_ms())
+local retrying = redis.call('SCARD', K[6]) > 0
+
+-- counted is how many of entries are counted as cancelled when dropped:
+-- all but retried ones (counted failed already), which exist only while
+-- the retrying set does.
+local function counted(entries)
+  if not retrying then
+    return #entries
+  end
+  local n = 0
+  for _, e in ipairs(entries) do
+    if not string.find(e, marker, 1, true) then
+      n = n + 1
+    end
+  end
+  return n
 end
-redis.call('DEL', K[3], K[4], K[5], K[6])
-for i = 7, #K do
+
+local dropped, inflight = 0, 0
+for i = 9, #K, 2 do
+  if retrying then
+    dropped = dropped + counted(redis.call('LRANGE', K[i], 0, -1))
+  else
+    dropped = dropped + redis.call('LLEN', K[i])
+  end
+  local lapsed = redis.call('ZRANGEBYSCORE', K[i + 1], '-inf', lapsedBy)
+  if #lapsed > 0 then
+    redis.call('ZREMRANGEBYSCORE', K[i + 1], '-inf', lapsedBy)
+    dropped = dropped + counted(lapsed)
+  end
+  inflight = inflight + redis.call('ZCARD', K[i + 1])
   redis.call('DEL', K[i])
 end
+redis.call('DEL', K[3], K[4], K[5], K[8])
 if dropped > 0 then
   redis.call('HINCRBY', K[2], cancelled, dropped)
 end
-if finish == '1' then
-  redis.call('HSET', K[1], fState, finished, fFinished, now, fCancelled, now)
-  redis.call('HDEL', K[1], fNext, fCancel)
+if finish ~= '1' or inflight > 0 then
+  return {dropped, 0}
 end
-return dropped
+redis.call('HSET', K[1], fState, finished, fFinished, now, fCancelled, now)
+redis.call('HDEL', K[1], fNext, fCancel)
+redis.call('DEL', K[6], K[7])
+return {dropped, 1}

@@ -3,7 +3,9 @@
 -- fingerprints of re-enqueued failed tasks, KEYS[4] the attempts hash.
 -- ARGV[1..9] are the stats field names: stored, failed, recovered,
 -- near_duplicates, retries, dead_letters, skipped, and this slave's stored
--- and failed. Then per task seven values: the task; its outcome (s stored,
+-- and failed; ARGV[10] and ARGV[11] the attempts hash's field prefixes
+-- (cluster.AttemptCountPrefix, AttemptReasonPrefix). Then per task seven
+-- values: the task; its outcome (s stored,
 -- f failed, k skipped, r stored after a retry, x failed again after a
 -- retry, q skipped after a retry); a near-duplicate flag (0/1); the
 -- retries it took; its fingerprint; a dead-letter flag (0/1: failed
@@ -16,6 +18,8 @@
 -- once per field. Reply the number counted.
 local stored, failed, recovered, near, retries, dead, skipped, storedSlave, failedSlave =
   ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
+local countPrefix, reasonPrefix = ARGV[10], ARGV[11]
+local FIRST = 12 -- the first task's values
 local sums, fields = {}, {}
 local function count(field, n)
   if n ~= 0 then
@@ -30,7 +34,7 @@ end
 -- inflight[task] is true while the task is in flight and not yet counted
 -- by this call: one ZMSCORE and one ZREM per chunk, not a ZREM per task.
 local inflight, CHUNK = {}, 500
-for from = 10, #ARGV, 7 * CHUNK do
+for from = FIRST, #ARGV, 7 * CHUNK do
   local tasks = {}
   for i = from, math.min(from + 7 * CHUNK - 1, #ARGV), 7 do
     tasks[#tasks + 1] = ARGV[i]
@@ -50,13 +54,13 @@ end
 
 local counted = 0
 local attempts = {}
-for i = 10, #ARGV, 7 do
+for i = FIRST, #ARGV, 7 do
   local task, code = ARGV[i], ARGV[i + 1]
   local ok = inflight[task] == true
   inflight[task] = nil -- a task listed twice is counted once
   if ok then
-    attempts[#attempts + 1] = 'n:' .. task
-    attempts[#attempts + 1] = 'e:' .. task
+    attempts[#attempts + 1] = countPrefix .. task
+    attempts[#attempts + 1] = reasonPrefix .. task
   end
   if ok and (code == 'r' or code == 'x' or code == 'q') then
     ok = redis.call('SREM', KEYS[3], ARGV[i + 4]) == 1

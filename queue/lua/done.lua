@@ -1,13 +1,15 @@
--- Leased.Done: remove the entries in ARGV from in-flight set KEYS[1] and
--- forget their attempts (hash KEYS[2]); reply how many were in flight.
--- One ZREM and one HDEL per chunk of entries.
+-- Leased.Done: remove the entries in ARGV[3..] from in-flight set KEYS[1]
+-- and forget their attempts (hash KEYS[2], fields prefixed ARGV[1] and
+-- ARGV[2]: see AttemptFields); reply how many were in flight. One ZREM and
+-- one HDEL per chunk of entries.
+local countPrefix, reasonPrefix = ARGV[1], ARGV[2]
 local n, CHUNK = 0, 500
-for from = 1, #ARGV, CHUNK do
+for from = 3, #ARGV, CHUNK do
   local to = math.min(from + CHUNK - 1, #ARGV)
   local fields = {}
   for i = from, to do
-    fields[#fields + 1] = 'n:' .. ARGV[i] -- see AttemptFields
-    fields[#fields + 1] = 'e:' .. ARGV[i]
+    fields[#fields + 1] = countPrefix .. ARGV[i]
+    fields[#fields + 1] = reasonPrefix .. ARGV[i]
   end
   n = n + redis.call('ZREM', KEYS[1], unpack(ARGV, from, to))
   redis.call('HDEL', KEYS[2], unpack(fields))

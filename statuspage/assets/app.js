@@ -64,13 +64,13 @@
   };
 
   const slaveRow = (s, now, leaseMS) => {
-    const load = s.concurrency ? Math.min(100, 100 * s.in_flight / s.concurrency) : 0;
+    const load = s.capacity ? Math.min(100, 100 * s.in_flight / s.capacity) : 0; // held of capacity, never over 100%
     const stale = !s.live || 3 * s.heartbeat_age_ms > 2 * leaseMS; // missed two heartbeats
     return el('tr', s.live ? { 'data-slave': s.id } : { 'data-slave': s.id, class: 'gone' }, [
       el('td', { class: 'n' }, String(s.id)),
       el('td', {}, s.live ? s.host || '' : el('span', { class: 'bad' }, 'not live: work waits to be moved')),
       el('td', { class: 'n' }, s.pid ? String(s.pid) : ''),
-      progress([[load, 'load']], `${num(s.in_flight)} / ${s.concurrency || '?'}`),
+      progress([[load, 'load']], `${num(s.in_flight)} / ${s.capacity || '?'}`),
       n(s.queued), n(s.stored), n(s.failed),
       el('td', {}, s.started_at ? ago(s.started_at, now) : ''),
       el('td', stale ? { class: 'bad' } : {}, s.live ? ms(s.heartbeat_age_ms) + ' ago' : 'lapsed')]);

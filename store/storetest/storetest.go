@@ -3,11 +3,15 @@
 // slave relies on when it stores an item and then acknowledges its task.
 //
 //   - A save that returns nil is in the storage: a reader sees it at once.
-//   - Saves are idempotent by ID: a redelivered task replaces its record or
-//     is skipped, it never makes a second one; concurrent saves too.
+//   - Saves are idempotent by ID within a round: a redelivered task
+//     replaces its record or is skipped, it never makes a second one;
+//     concurrent saves too.
+//   - A re-crawl (the page saved again in a later round, Item.Round) is
+//     kept: the page's current record (its only one, or the last one in a
+//     file, which keeps one record per round) is the later round's.
 //   - DeleteFailure succeeds, and removes the record where the storage can.
 //   - A reopened store (a restarted process) keeps what was there and still
-//     makes no second record of a page.
+//     makes no second record of a page in a round, and keeps a re-crawl.
 //   - Saves after Close fail.
 package storetest
 
@@ -39,8 +43,10 @@ type Backend struct {
 	Items func(t *testing.T, job string) []store.Item
 	// Failures reads the job's failure records the same way.
 	Failures func(t *testing.T, job string) []store.Failure
-	// AppendOnly is true when DeleteFailure cannot remove a record (a
-	// file): the suite then checks only that it succeeds.
+	// AppendOnly is true when records cannot be removed or replaced (a
+	// file): the suite then checks only that DeleteFailure succeeds, and
+	// that a re-crawled page has one record per round, the last one the
+	// latest round's.
 	AppendOnly bool
 }
 
@@ -58,6 +64,8 @@ func Run(t *testing.T, newBackend func(t *testing.T) Backend) {
 		{"jobs are apart", testJobsApart},
 		{"concurrent saves", testConcurrent},
 		{"reopen", testReopen},
+		{"a re-crawl is kept", testRecrawl},
+		{"a re-crawl after a reopen is kept", testRecrawlReopen},
 		{"saves after Close fail", testClosed},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, newBackend(t)) })
@@ -73,6 +81,13 @@ func Item(job string, n int, title string) store.Item {
 		Fields:    map[string]any{"title": title, "tags": []string{"a", "b,c"}},
 		FetchedAt: time.Date(2025, 6, 7, 8, 9, 10, 0, time.UTC), Status: 200, Round: 1,
 	}
+}
+
+// ItemOfRound is Item fetched by crawl round round (Item's is 1).
+func ItemOfRound(job string, n int, round int64, title string) store.Item {
+	it := Item(job, n, title)
+	it.Round = round
+	return it
 }
 
 // Failure is the suite's failure of page n of job.

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/metrics"
+)
+
+// TestParseRedis_DisableIdentity: every client the commands build, for
+// each URL form, skips go-redis's CLIENT SETINFO.
+func TestParseRedis_DisableIdentity(t *testing.T) {
+	for _, raw := range []string{
+		"redis://127.0.0.1:1/0",
+		"redis://127.0.0.1:1,127.0.0.1:2",
+		"redis+sentinel://127.0.0.1:1/mymaster",
+	} {
+		connect, err := parseRedis(raw)
+		if err != nil {
+			t.Fatalf("parseRedis(%s): %v", raw, err)
+		}
+		rdb := connect()
+		var disabled bool
+		switch c := rdb.(type) {
+		case *redis.Client:
+			disabled = c.Options().DisableIdentity
+		case *redis.ClusterClient:
+			disabled = c.Options().DisableIdentity
+		default:
+			t.Fatalf("%s: a %T", raw, rdb)
+		}
+		rdb.Close()
+		if !disabled {
+			t.Errorf("%s: the client sends CLIENT SETINFO on every connection", raw)
+		}
+	}
+}
+
+// TestOpenRedis_noClientErrors: against the test Redis (7.0 here, which
+// refuses CLIENT SETINFO), new connections count no "client" command and
+// no error in the process's metrics.
+func TestOpenRedis_noClientErrors(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rdb, err := openRedis(ctx, testenv.RedisURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Close()
+	reg, err := metrics.New(metrics.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	instrument(rdb, reg, metrics.RoleSlave, 0)
+	conns := make([]*redis.Conn, 3) // three new connections
+	for i := range conns {
+		conns[i] = rdb.(*redis.Client).Conn()
+		if err := conns[i].Ping(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	fams, err := reg.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range fams {
+		for _, m := range mf.GetMetric() {
+			name := mf.GetName()
+			if label(m.GetLabel(), "command") == "client" && m.GetCounter().GetValue() > 0 {
+				t.Errorf("%s{command=\"client\"} = %v", name, m.GetCounter().GetValue())
+			} else if name == "crawler_redis_errors_total" && m.GetCounter().GetValue() > 0 {
+				t.Errorf("%s{command=%q} = %v", name, label(m.GetLabel(), "command"), m.GetCounter().GetValue())
+			}
+		}
+	}
+}
