@@ -72,14 +72,14 @@ func checkAttemptFields(t *testing.T, rdb redis.UniversalClient, jk cluster.JobK
 		}
 	}
 	mustTake(1)
-	if field(count) != "1" {
-		t.Errorf("after Take the field %q = %q, want 1", count, field(count))
+	if n := rdb.HLen(ctx, jk.TaskAttempts()).Val(); n != 0 {
+		t.Errorf("after a first Take, %d attempt fields; want none (only failed deliveries are written)", n)
 	}
 	if ok, err := l.Note(ctx, task, "boom"); err != nil || !ok || field(reason) != "boom" {
 		t.Errorf("Note = %v, %v; field %q = %q, want boom", ok, err, reason, field(reason))
 	}
-	if n, err := l.Requeue(ctx, []string{task}); err != nil || n != 1 {
-		t.Fatalf("Requeue = %d, %v", n, err)
+	if n, err := l.Requeue(ctx, []string{task}); err != nil || n != 1 || field(count) != "1" {
+		t.Fatalf("Requeue = %d, %v; field %q = %q, want 1 (a failed delivery counts)", n, err, count, field(count))
 	}
 	mustTake(2)
 	if n, err := l.Release(ctx, []string{task}); err != nil || n != 1 || field(count) != "1" {

@@ -21,9 +21,12 @@ type LeasedKeys struct {
 	// Inflight is a sorted set of the entries taken, scored by lease
 	// deadline (unix ms, Redis's clock).
 	Inflight string
-	// Attempts is a hash counting how often each entry was delivered, with
-	// the reason its last holder gave up; an entry that keeps coming back
-	// is poison, and its holder dead-letters it.
+	// Attempts is a hash counting, for each entry handed back after a
+	// delivery that did not finish it (a lapsed lease, a requeue, a dead
+	// holder's tasks moved), how many such deliveries there were, with the
+	// reason its last holder gave up; an entry that keeps coming back is
+	// poison, and its holder dead-letters it. First deliveries write
+	// nothing, so a crawl in which nothing fails never touches it.
 	Attempts string
 }
 
@@ -95,7 +98,8 @@ func (l *Leased) Renew(ctx context.Context, entries []string, lease time.Duratio
 // Reclaim puts entries whose lease lapsed back at the head of the list, for
 // redelivery, and returns how many it moved.
 func (l *Leased) Reclaim(ctx context.Context) (int, error) {
-	n, err := reclaimScript.Run(ctx, l.rdb, []string{l.keys.Inflight, l.keys.List}, reclaimBatch).Int()
+	n, err := reclaimScript.Run(ctx, l.rdb, []string{l.keys.Inflight, l.keys.List, l.keys.Attempts},
+		reclaimBatch, cluster.AttemptCountPrefix).Int()
 	if err != nil {
 		return 0, fmt.Errorf("reclaim %s: %w", l.keys.Inflight, err)
 	}

@@ -184,10 +184,10 @@ func (q *Queue) move(ctx context.Context, list, inflight string, moves []Move) (
 	if inflight == "" {
 		inflight, useInflight = list, "0"
 	}
-	keys := []string{list, inflight}
+	keys := []string{list, inflight, q.keys.TaskAttempts()}
 	index := map[int]int{} // target slave -> KEYS index (1-based)
-	args := make([]any, 0, 1+2*len(moves))
-	args = append(args, useInflight)
+	args := make([]any, 0, 2+2*len(moves))
+	args = append(args, useInflight, cluster.AttemptCountPrefix)
 	for _, m := range moves {
 		i, ok := index[m.To]
 		if !ok {

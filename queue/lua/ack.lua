@@ -54,11 +54,14 @@ end
 
 local counted = 0
 local attempts = {}
+-- the attempts hash holds only tasks whose delivery failed before: when it
+-- is empty there is nothing to forget
+local failures = redis.call('EXISTS', KEYS[4]) == 1
 for i = FIRST, #ARGV, 7 do
   local task, code = ARGV[i], ARGV[i + 1]
   local ok = inflight[task] == true
   inflight[task] = nil -- a task listed twice is counted once
-  if ok then
+  if ok and failures then
     attempts[#attempts + 1] = countPrefix .. task
     attempts[#attempts + 1] = reasonPrefix .. task
   end

@@ -3,15 +3,18 @@
 -- ARGV[2]: see AttemptFields); reply how many were in flight. One ZREM and
 -- one HDEL per chunk of entries.
 local countPrefix, reasonPrefix = ARGV[1], ARGV[2]
+local failures = redis.call('EXISTS', KEYS[2]) == 1 -- else nothing to forget
 local n, CHUNK = 0, 500
 for from = 3, #ARGV, CHUNK do
   local to = math.min(from + CHUNK - 1, #ARGV)
-  local fields = {}
-  for i = from, to do
-    fields[#fields + 1] = countPrefix .. ARGV[i]
-    fields[#fields + 1] = reasonPrefix .. ARGV[i]
-  end
   n = n + redis.call('ZREM', KEYS[1], unpack(ARGV, from, to))
-  redis.call('HDEL', KEYS[2], unpack(fields))
+  if failures then
+    local fields = {}
+    for i = from, to do
+      fields[#fields + 1] = countPrefix .. ARGV[i]
+      fields[#fields + 1] = reasonPrefix .. ARGV[i]
+    end
+    redis.call('HDEL', KEYS[2], unpack(fields))
+  end
 end
 return n
