@@ -423,3 +423,36 @@ func TestHostKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestBudget_LeasesExpire: a host's lease set expires a second after its
+// last lease would, and a process with shorter leases never cuts short the
+// life of a set that holds longer ones.
+func TestBudget_LeasesExpire(t *testing.T) {
+	for _, srv := range servers(t) {
+		t.Run(srv.name, func(t *testing.T) {
+			ctx := context.Background()
+			rdb := srv.connect()
+			long := newBudget(t, rdb, srv.keys, func(o *Options) { o.LeaseTTL = time.Minute })
+			short := newBudget(t, rdb, srv.keys, func(o *Options) { o.LeaseTTL = time.Second })
+			leases := srv.keys.Host("ttl.test").Leases()
+			acquire := func(b *Budget) {
+				t.Helper()
+				if !eventually(5*time.Second, func() bool {
+					g, err := b.Acquire(ctx, "ttl.test", Rule{RPS: 1000, Concurrency: 10})
+					return err == nil && len(g.Leases) == 1
+				}) {
+					t.Fatal("no lease granted")
+				}
+			}
+			acquire(short)
+			if ttl := rdb.PTTL(ctx, leases).Val(); ttl <= 0 || ttl > 2*time.Second {
+				t.Errorf("a new lease set expires in %v, want within its lease + 1s", ttl)
+			}
+			acquire(long)
+			acquire(short)
+			if ttl := rdb.PTTL(ctx, leases).Val(); ttl < 50*time.Second {
+				t.Errorf("after a 1m lease and then a 1s one, the set expires in %v; want the 1m lease kept", ttl)
+			}
+		})
+	}
+}

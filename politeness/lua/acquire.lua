@@ -23,8 +23,12 @@ if paused_until > now then
   return {0, paused_until - now, now, 'paused'}
 end
 
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+-- Lapsed leases (of a process that died) are swept only when the cap
+-- looks full: the common case costs one ZCARD.
 local free = cap - redis.call('ZCARD', KEYS[2])
+if free < want and redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now) > 0 then
+  free = cap - redis.call('ZCARD', KEYS[2])
+end
 
 local st = redis.call('HMGET', KEYS[1], ARGV[9], ARGV[10])
 local factor = tonumber(st[2]) or 1
@@ -44,8 +48,13 @@ if n > 0 then
     args[#args + 1] = ARGV[8] .. i
   end
   redis.call('ZADD', KEYS[2], unpack(args))
-  local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
-  redis.call('PEXPIREAT', KEYS[2], int(tonumber(last[2]) + 1000))
+  -- The set outlives its leases by a second: GT only ever lengthens its
+  -- life (another process may hold longer leases), and a set just created
+  -- (no expiry yet, which GT counts as infinite) gets one.
+  local life = int(lease_ms + 1000)
+  if redis.call('PEXPIRE', KEYS[2], life, 'GT') == 0 and redis.call('PTTL', KEYS[2]) < 0 then
+    redis.call('PEXPIRE', KEYS[2], life)
+  end
   fits = fits - n
   free = free - n
 end
