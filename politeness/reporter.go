@@ -59,20 +59,23 @@ func (r *Reporter) Done(l *Lease, status int, retryAfter time.Duration) {
 }
 
 // Run flushes until ctx ends, then flushes what is left and returns nil.
+// A flush is never cut short by ctx ending (its leases would be held for
+// LeaseTTL after a graceful stop): each has a few seconds of its own.
 func (r *Reporter) Run(ctx context.Context) error {
 	t := time.NewTicker(r.every)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			r.flush(flushCtx)
-			cancel()
-			return nil
 		case <-t.C:
 		case <-r.kick:
 		}
-		r.flush(ctx)
+		flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		r.flush(flushCtx)
+		cancel()
+		if ctx.Err() != nil {
+			return nil
+		}
 	}
 }
 

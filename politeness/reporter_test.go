@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/crawler-dev/crawler/internal/testenv"
 )
 
 // TestReporter: the ends of many requests to several hosts reach Redis in
@@ -64,5 +66,35 @@ func TestReporter(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReporter_stopFlushes: reports pending as the process stops reach
+// Redis, even when a flush and the stop come at once (a flush used to run
+// on the cancelled context, and the leases it carried were held for
+// LeaseTTL after a graceful stop).
+func TestReporter_stopFlushes(t *testing.T) {
+	rdb, keys := testenv.Redis(t)
+	b := newBudget(t, rdb, keys, nil)
+	for i := range 20 { // Run picks the kick or the stop at random: each try is a coin toss
+		host := fmt.Sprintf("stop%d.test", i)
+		g, err := b.Acquire(context.Background(), host, Rule{RPS: 1000, Concurrency: 10})
+		if err != nil || len(g.Leases) != 1 {
+			t.Fatalf("acquire: %+v %v", g, err)
+		}
+		r := b.NewReporter(time.Hour, 1000, nil)
+		r.Done(g.Leases[0], http.StatusServiceUnavailable, time.Millisecond) // a pause: kicks a flush
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := r.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		st, err := b.State(context.Background(), host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.InFlight != 0 {
+			t.Fatalf("try %d: the lease reported as the reporter stopped is still held", i)
+		}
 	}
 }
