@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -38,29 +37,16 @@ other client's traffic lands in Redis's numbers.`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f := bench.Format(format)
-			if err := f.Validate(); err != nil {
-				return benchCrawlFlags.name(err)
-			}
-			exe, err := os.Executable()
-			if err != nil {
-				return fmt.Errorf("find the crawler binary: %w", err)
-			}
-			opts.Binary = exe
-			if err := opts.Validate(); err != nil {
-				return benchCrawlFlags.name(err)
-			}
-			url, stop, err := bench.UseRedis(cmd.Context(), redisServer, opts.RedisURL)
-			if err != nil {
-				return err
-			}
-			defer stop()
-			opts.RedisURL = url
-			results, err := bench.Crawl(cmd.Context(), opts)
-			if len(results) > 0 {
-				_ = bench.WriteCrawl(cmd.OutOrStdout(), f, opts, results)
-			}
-			return benchCrawlFlags.name(err)
+			return processBench(cmd.Context(), format, benchCrawlFlags, redisServer, opts.RedisURL,
+				func(exe string) error { opts.Binary = exe; return opts.Validate() },
+				func(f bench.Format, url string) error {
+					opts.RedisURL = url
+					results, err := bench.Crawl(cmd.Context(), opts)
+					if len(results) > 0 {
+						_ = bench.WriteCrawl(cmd.OutOrStdout(), f, opts, results)
+					}
+					return benchCrawlFlags.name(err)
+				})
 		},
 	}
 	fs := cmd.Flags()

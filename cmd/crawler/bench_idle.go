@@ -1,9 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"os"
-
 	"github.com/spf13/cobra"
 
 	"github.com/crawler-dev/crawler/internal/bench"
@@ -28,29 +25,16 @@ benchmark's own.`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f := bench.Format(format)
-			if err := f.Validate(); err != nil {
-				return names.name(err)
-			}
-			exe, err := os.Executable()
-			if err != nil {
-				return fmt.Errorf("find the crawler binary: %w", err)
-			}
-			opts.Binary = exe
-			if err := opts.Validate(); err != nil {
-				return names.name(err)
-			}
-			url, stop, err := bench.UseRedis(cmd.Context(), redisServer, opts.RedisURL)
-			if err != nil {
-				return err
-			}
-			defer stop()
-			opts.RedisURL = url
-			results, err := bench.Idle(cmd.Context(), opts)
-			if len(results) > 0 {
-				_ = bench.WriteIdle(cmd.OutOrStdout(), f, results)
-			}
-			return names.name(err)
+			return processBench(cmd.Context(), format, names, redisServer, opts.RedisURL,
+				func(exe string) error { opts.Binary = exe; return opts.Validate() },
+				func(f bench.Format, url string) error {
+					opts.RedisURL = url
+					results, err := bench.Idle(cmd.Context(), opts)
+					if len(results) > 0 {
+						_ = bench.WriteIdle(cmd.OutOrStdout(), f, results)
+					}
+					return names.name(err)
+				})
 		},
 	}
 	fs := cmd.Flags()

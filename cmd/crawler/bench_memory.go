@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -28,35 +27,12 @@ It exits non-zero when the slave went over the limit.`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f := bench.Format(format)
-			if err := f.Validate(); err != nil {
-				return names.name(err)
-			}
-			exe, err := os.Executable()
-			if err != nil {
-				return fmt.Errorf("find the crawler binary: %w", err)
-			}
-			opts.Binary, opts.Limit = exe, limitMiB<<20
-			if err := opts.Validate(); err != nil {
-				return names.name(err)
-			}
-			url, stop, err := bench.UseRedis(cmd.Context(), redisServer, opts.RedisURL)
-			if err != nil {
-				return err
-			}
-			defer stop()
-			opts.RedisURL = url
-			res, err := bench.Memory(cmd.Context(), opts)
-			if res.Crawl.Pages > 0 {
-				_ = bench.WriteMemory(cmd.OutOrStdout(), f, res)
-			}
-			if err != nil {
-				return names.name(err)
-			}
-			if !res.Passed() {
-				return fmt.Errorf("the slave's peak RSS %d MiB is over the %d MiB limit", res.Crawl.SlavePeakRSS>>20, limitMiB)
-			}
-			return nil
+			return processBench(cmd.Context(), format, names, redisServer, opts.RedisURL,
+				func(exe string) error { opts.Binary, opts.Limit = exe, limitMiB<<20; return opts.Validate() },
+				func(f bench.Format, url string) error {
+					opts.RedisURL = url
+					return names.name(runMemory(cmd, f, opts))
+				})
 		},
 	}
 	fs := cmd.Flags()
@@ -70,4 +46,20 @@ It exits non-zero when the slave went over the limit.`,
 	fs.DurationVar(&opts.Timeout, "timeout", opts.Timeout, "limit for the crawl")
 	fs.StringVar(&format, "format", format, "output format: text or md (Markdown)")
 	return cmd
+}
+
+// runMemory runs the memory check and prints its table; it fails when the
+// slave went over the limit.
+func runMemory(cmd *cobra.Command, f bench.Format, opts bench.MemoryOptions) error {
+	res, err := bench.Memory(cmd.Context(), opts)
+	if res.Crawl.Pages > 0 {
+		_ = bench.WriteMemory(cmd.OutOrStdout(), f, res)
+	}
+	if err != nil {
+		return err
+	}
+	if !res.Passed() {
+		return fmt.Errorf("the slave's peak RSS %d MiB is over the %d MiB limit", res.Crawl.SlavePeakRSS>>20, opts.Limit>>20)
+	}
+	return nil
 }

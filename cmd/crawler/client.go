@@ -107,10 +107,7 @@ func newStatusCmd() *cobra.Command {
   crawler client status --job news --watch                      # live: progress, rate, ETA, slaves`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if job == "" {
-				return errors.New("--job: a job name is required")
-			}
-			rdb, err := openRedis(cmd.Context(), cf.redis)
+			rdb, err := cf.openForJob(cmd.Context(), job)
 			if err != nil {
 				return err
 			}
@@ -210,7 +207,7 @@ func newResultsCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if job == "" {
-				return errors.New("--job: a job name is required")
+				return errNoJob
 			}
 			format := store.FormatJSONL
 			if out != "" && out != "-" {
@@ -283,10 +280,7 @@ func newRetryFailedCmd() *cobra.Command {
   crawler client retry-failed --job news && crawler client status --job news --wait`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if job == "" {
-				return errors.New("--job: a job name is required")
-			}
-			rdb, err := openRedis(cmd.Context(), cf.redis)
+			rdb, err := cf.openForJob(cmd.Context(), job)
 			if err != nil {
 				return err
 			}

@@ -104,10 +104,7 @@ func newCancelCmd() *cobra.Command {
   crawler client cancel --job news && crawler client status --job news --wait`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if job == "" {
-				return errors.New("--job: a job name is required")
-			}
-			rdb, err := openRedis(cmd.Context(), cf.redis)
+			rdb, err := cf.openForJob(cmd.Context(), job)
 			if err != nil {
 				return err
 			}
@@ -148,7 +145,7 @@ dupefilter window began. The items and failures already in MongoDB are kept.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if job == "" {
-				return errors.New("--job: a job name is required")
+				return errNoJob
 			}
 			if !yes && !confirm(cmd, fmt.Sprintf("forget job %s and its dupefilter? [y/N] ", job)) {
 				return errors.New("not reset (confirm with y, or pass --yes)")

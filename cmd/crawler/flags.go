@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/crawler-dev/crawler/cluster"
@@ -24,6 +26,18 @@ func (c *clusterFlags) register(cmd *cobra.Command) {
 }
 
 func (c *clusterFlags) keys() cluster.Keys { return cluster.Keys{Prefix: c.prefix} }
+
+// errNoJob is the error of a client command given no --job.
+var errNoJob = errors.New("--job: a job name is required")
+
+// openForJob opens the cluster's Redis for a command about one job, which
+// --job must name; the caller closes it.
+func (c *clusterFlags) openForJob(ctx context.Context, job string) (redis.UniversalClient, error) {
+	if job == "" {
+		return nil, errNoJob
+	}
+	return openRedis(ctx, c.redis)
+}
 
 // validate checks what the libraries do not: the prefix and max slaves.
 func (c *clusterFlags) validate() error {
