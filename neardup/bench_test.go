@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,22 +20,29 @@ import (
 // BenchmarkIndex_FindOrAdd offers 20,000 pages (a tenth of them
 // near-duplicates of an earlier page, ids of 38 bytes) to an index that
 // already holds held pages, in calls of batch pages (a slave sends what
-// it stored in 10 ms, up to 256: 12-20 pages in crawler bench crawl), on a redis-server of the benchmark's own, so that INFO counts its
-// traffic alone. One op is the 20,000 pages; each op starts from a fresh
-// index. The held pages were added in two halves half a window apart, the
-// first in the window before the current one, as in a crawl that runs for
-// longer than its window. Besides ns/op it reports, per page offered: script-µs/page, the
-// time Redis spent in the script (INFO commandstats usec of EVALSHA and
-// EVAL, the commands it ran included; wall time, so it grows when the
-// machine is busy); redis-cpu-µs/page, the CPU time Redis used (INFO
+// it stored in 10 ms, up to 256: 12-40 pages in crawler bench crawl),
+// from callers processes' indexes at once (each its own mirror of the
+// logs, as slaves have; the batches dealt out in turn), on a redis-server
+// of the benchmark's own, so that INFO counts its traffic alone. One op is
+// the 20,000 pages; each op starts from a fresh index. The held pages were
+// added in two halves half a window apart, the first in the window before
+// the current one, as in a crawl that runs for longer than its window.
+// Besides ns/op it reports, per page offered: script-µs/page, the time
+// Redis spent in the script (INFO commandstats usec of EVALSHA and EVAL,
+// the commands it ran included; wall time, so it grows when the machine
+// is busy); redis-cpu-µs/page, the CPU time Redis used (INFO
 // used_cpu_user and _sys: scripts, network, the benchmark's INFO
-// included); cmds/page, the commands the script ran; and B/entry, Redis's used_memory grown by the held pages, per entry
-// the index holds.
+// included); cmds/page, the commands the script ran; calls/batch, the
+// script calls per batch (above 1 when another caller appended first and
+// the batch was decided again); and B/entry, Redis's used_memory grown by
+// the held pages, per entry the index holds.
 //
 //	go test -run '^$' -bench FindOrAdd -benchtime 2x ./neardup/
 func BenchmarkIndex_FindOrAdd(b *testing.B) {
-	for _, c := range []struct{ batch, held int }{{1, 20_000}, {10, 20_000}, {100, 20_000}, {256, 20_000}, {256, 200_000}} {
-		b.Run(fmt.Sprintf("batch=%d/held=%d", c.batch, c.held), func(b *testing.B) {
+	for _, c := range []struct{ batch, held, callers int }{
+		{1, 20_000, 1}, {10, 20_000, 1}, {100, 20_000, 1}, {256, 20_000, 1}, {256, 200_000, 1}, {40, 20_000, 4},
+	} {
+		b.Run(fmt.Sprintf("batch=%d/held=%d/callers=%d", c.batch, c.held, c.callers), func(b *testing.B) {
 			const pages = 20_000
 			rdb := privateRedis(b)
 			var script commandStat
@@ -45,12 +53,19 @@ func BenchmarkIndex_FindOrAdd(b *testing.B) {
 				b.StopTimer()
 				x, src, bytes, held := heldIndex(b, rdb, c.held)
 				perEntry = bytes / float64(held)
+				callers := mirrors(b, rdb, x, src, c.callers)
+				batches := deal(src, pages, c.batch, c.callers)
 				before, cpu0 := commandStats(b, rdb), redisCPU(b, rdb)
 				b.StartTimer()
-				for range pages / c.batch {
-					offer(b, x, src.next(c.batch))
+				var wg sync.WaitGroup
+				for k, x := range callers {
+					wg.Go(func() {
+						for _, entries := range batches[k] {
+							offer(b, x, entries)
+						}
+					})
 				}
-				offer(b, x, src.next(pages%c.batch))
+				wg.Wait()
 				b.StopTimer()
 				after := commandStats(b, rdb)
 				cpu += redisCPU(b, rdb) - cpu0
@@ -62,10 +77,39 @@ func BenchmarkIndex_FindOrAdd(b *testing.B) {
 			b.ReportMetric(float64(script.usec)/n, "script-µs/page")
 			b.ReportMetric(cpu/n*1e6, "redis-cpu-µs/page")
 			b.ReportMetric(float64(calls)/n, "cmds/page")
+			b.ReportMetric(float64(script.calls)/float64(b.N*((pages+c.batch-1)/c.batch)), "calls/batch")
 			b.ReportMetric(perEntry, "B/entry")
 			b.ReportMetric(b.Elapsed().Seconds()/n*1e6, "µs/page")
 		})
 	}
+}
+
+// mirrors returns x and n-1 more indexes over its keys, each with its
+// mirror read (by offering one page of src), as slaves that have been
+// running for a while have.
+func mirrors(b *testing.B, rdb *redis.Client, x *neardup.Index, src *pageSource, n int) []*neardup.Index {
+	out := []*neardup.Index{x}
+	for len(out) < n {
+		y, err := neardup.New(rdb, x.Options())
+		if err != nil {
+			b.Fatal(err)
+		}
+		offer(b, y, src.next(1))
+		out = append(out, y)
+	}
+	return out
+}
+
+// deal makes the batches of pages pages from src and deals them out to n
+// callers in turn.
+func deal(src *pageSource, pages, batch, n int) [][][]neardup.Entry {
+	out := make([][][]neardup.Entry, n)
+	for k := 0; pages > 0; k = (k + 1) % n {
+		m := min(batch, pages)
+		out[k] = append(out[k], src.next(m))
+		pages -= m
+	}
+	return out
 }
 
 // heldIndex empties Redis and returns an index holding the entries of n

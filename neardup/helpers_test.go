@@ -2,9 +2,7 @@ package neardup
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,146 +89,113 @@ func findOrAdd(t *testing.T, x *Index, entries ...Entry) []Result {
 	return res
 }
 
-// generation is one generation's HASH, decoded.
+// generation is one generation's log, decoded.
 type generation struct {
 	key     string
+	gen     int64
 	ttl     time.Duration
-	bands   map[string][]bandRec // band field -> its records
-	entries map[string]entryRec  // key -> its entry
+	records []record
+	// entries holds the live entries of this generation once every log
+	// is replayed in order, by ID.
+	entries map[string]entryRec
 }
 
-// bandRec is a record of a band field.
-type bandRec struct {
-	hash uint64
-	key  string
-}
-
-// entryRec is the value of an entry field.
+// entryRec is an entry as the logs leave it.
 type entryRec struct {
 	hash    uint64
 	expires time.Time
-	id      string
 }
 
-// ids returns the hash of every id g holds.
-func (g generation) ids() map[string]uint64 {
-	out := map[string]uint64{}
-	for _, e := range g.entries {
-		out[e.id] = e.hash
-	}
-	return out
-}
-
-// generations reads and decodes every generation the index holds.
+// generations reads and decodes every generation's log the index holds,
+// oldest first, and replays them: each generation's entries are those
+// whose latest add is in it and that no later record dropped.
 func generations(t *testing.T, x *Index, rdb *redis.Client) []generation {
 	t.Helper()
 	ctx := context.Background()
 	var out []generation
-	iter := rdb.Scan(ctx, 0, x.keys.genStem()+"*", 1000).Iterator()
+	iter := rdb.Scan(ctx, 0, x.keys.logStem()+"*", 1000).Iterator()
 	for iter.Next(ctx) {
-		g := generation{key: iter.Val(), ttl: rdb.PTTL(ctx, iter.Val()).Val(),
-			bands: map[string][]bandRec{}, entries: map[string]entryRec{}}
-		for f, v := range rdb.HGetAll(ctx, g.key).Val() {
-			decodeField(t, g, f, v)
+		key := iter.Val()
+		n, err := strconv.ParseInt(strings.TrimPrefix(key, x.keys.logStem()), 10, 64)
+		if err != nil {
+			t.Fatalf("key %s: %v", key, err)
 		}
+		g := generation{key: key, gen: n, ttl: rdb.PTTL(ctx, key).Val(), entries: map[string]entryRec{}}
+		g.records = decodeLog(t, key, []byte(rdb.Get(ctx, key).Val()))
 		out = append(out, g)
 	}
 	if err := iter.Err(); err != nil {
 		t.Fatal(err)
 	}
+	slices.SortFunc(out, func(a, b generation) int { return int(a.gen - b.gen) })
+	in := map[string]int{} // id -> the generation of its live entry
+	for i, g := range out {
+		for _, r := range g.records {
+			if j, ok := in[r.id]; ok {
+				delete(out[j].entries, r.id)
+				delete(in, r.id)
+			}
+			if r.kind == kindAdd {
+				g.entries[r.id] = entryRec{r.hash, time.UnixMilli(r.expires)}
+				in[r.id] = i
+			}
+		}
+	}
 	return out
 }
 
-// decodeField adds field f, value v, to g.
-func decodeField(t *testing.T, g generation, f, v string) {
+// decodeLog returns the records of a log, failing the test unless it is
+// whole records.
+func decodeLog(t *testing.T, key string, b []byte) []record {
 	t.Helper()
-	switch {
-	case len(f) == 3 && f[0] >= bandPrefix && f[0] < bandPrefix+4:
-		if len(v)%16 != 0 || v == "" {
-			t.Fatalf("%s: band field %q holds %d bytes", g.key, f, len(v))
+	var out []record
+	for len(b) > 0 {
+		r, at, n, err := parseRecord(b)
+		if err != nil || n == 0 {
+			t.Fatalf("%s: %d bytes left that are not a record: %v", key, len(b), err)
 		}
-		for i := 0; i < len(v); i += 16 {
-			g.bands[f] = append(g.bands[f], bandRec{binary.BigEndian.Uint64([]byte(v[i : i+8])), v[i+8 : i+16]})
-		}
-	case len(f) == 9 && f[0] == entryPrefix && len(v) > 8:
-		ms, id, ok := strings.Cut(v[8:], " ")
-		exp, err := strconv.ParseInt(ms, 10, 64)
-		if !ok || err != nil {
-			t.Fatalf("%s: entry field %x holds %q", g.key, f, v)
-		}
-		g.entries[f[1:]] = entryRec{binary.BigEndian.Uint64([]byte(v[:8])), time.UnixMilli(exp), id}
-	default:
-		t.Fatalf("%s: unknown field %q = %q", g.key, f, v)
+		r.id = string(b[at:n])
+		out = append(out, r)
+		b = b[n:]
 	}
+	return out
 }
 
-// checkIndex fails the test unless the index is whole: in every
-// generation each entry is named by its id's key and listed once in its
-// four band fields, and the band fields list nothing else; an id has one
-// entry at most; every generation expires.
+// checkIndex fails the test unless the logs are whole: each is whole
+// records and expires within the window, every add has an expiry, and a
+// drop names an ID that had an entry (no record is written for nothing).
 func checkIndex(t *testing.T, x *Index, rdb *redis.Client) {
 	t.Helper()
-	seen := map[string]string{}
+	live := map[string]bool{}
 	for _, g := range generations(t, x, rdb) {
 		if g.ttl <= 0 || g.ttl > x.opts.Window {
 			t.Fatalf("%s expires in %v, want within the window %v", g.key, g.ttl, x.opts.Window)
 		}
-		for key, e := range g.entries {
-			if other, ok := seen[e.id]; ok {
-				t.Fatalf("id %s has an entry in %s and in %s", e.id, other, g.key)
-			}
-			seen[e.id] = g.key
-			if key != entryKey(e.id) {
-				t.Fatalf("%s: entry of %s under key %x", g.key, e.id, key)
-			}
-			for i := range 4 {
-				if n := count(g.bands[bandField(i, e.hash)], bandRec{e.hash, key}); n != 1 {
-					t.Fatalf("%s: %s's record is listed %d times in band %d", g.key, e.id, n, i)
+		for _, r := range g.records {
+			switch r.kind {
+			case kindAdd:
+				if r.expires == 0 {
+					t.Fatalf("%s: add of %s without an expiry", g.key, r.id)
 				}
+				live[r.id] = true
+			case kindDrop:
+				if !live[r.id] {
+					t.Fatalf("%s: drop of %s, which had no entry", g.key, r.id)
+				}
+				delete(live, r.id)
 			}
 		}
-		if records(g) != 4*len(g.entries) {
-			t.Fatalf("%s: %d entries, %d band records: some belong to no entry", g.key, len(g.entries), records(g))
-		}
 	}
 }
 
-func count(recs []bandRec, r bandRec) int {
-	n := 0
-	for _, x := range recs {
-		if x == r {
-			n++
-		}
-	}
-	return n
-}
-
-// records is the number of band records of g.
-func records(g generation) int {
-	n := 0
-	for _, rs := range g.bands {
-		n += len(rs)
-	}
-	return n
-}
-
-// members returns what the index holds for id: its band records as
-// "band i: hash", its entry field as "entry: hash id" (hashes in hex),
-// each after its generation's key.
+// members returns what the index holds for id after replay: its entry as
+// "entry: hash id" (the hash in hex) after its generation's key.
 func members(t *testing.T, x *Index, rdb *redis.Client, id string) []string {
 	t.Helper()
-	key := entryKey(id)
 	var out []string
 	for _, g := range generations(t, x, rdb) {
-		for f, rs := range g.bands {
-			for _, r := range rs {
-				if r.key == key {
-					out = append(out, fmt.Sprintf("%s band %d: %016x", g.key, f[0]-bandPrefix, r.hash))
-				}
-			}
-		}
-		if e, ok := g.entries[key]; ok {
-			out = append(out, fmt.Sprintf("%s entry: %016x %s", g.key, e.hash, e.id))
+		if e, ok := g.entries[id]; ok {
+			out = append(out, fmt.Sprintf("%s entry: %016x %s", g.key, e.hash, id))
 		}
 	}
 	return out
@@ -239,28 +204,29 @@ func members(t *testing.T, x *Index, rdb *redis.Client, id string) []string {
 // entryLines is what members returns for an entry of id with hash h in
 // generation key gen.
 func entryLines(gen, id string, h uint64) []string {
-	var out []string
-	for i := range 4 {
-		out = append(out, fmt.Sprintf("%s band %d: %016x", gen, i, h))
-	}
-	return append(out, fmt.Sprintf("%s entry: %016x %s", gen, h, id))
+	return []string{fmt.Sprintf("%s entry: %016x %s", gen, h, id)}
 }
 
-// held returns the number of band records and of entries the index holds.
-func held(t *testing.T, x *Index, rdb *redis.Client) (bands, entries int) {
+// held returns the number of records in the generations the index reads
+// (the current one, by the index's clock, and the one before) and of live
+// entries.
+func held(t *testing.T, x *Index, rdb *redis.Client) (records, entries int) {
 	t.Helper()
+	cur := x.opts.Now().UnixMilli() / x.opts.Window.Milliseconds()
 	for _, g := range generations(t, x, rdb) {
-		bands += records(g)
-		entries += len(g.entries)
+		if g.gen >= cur-1 {
+			records += len(g.records)
+			entries += len(g.entries)
+		}
 	}
-	return bands, entries
+	return records, entries
 }
 
 // generationOf returns the generation holding id's entry.
 func generationOf(t *testing.T, x *Index, rdb *redis.Client, id string) generation {
 	t.Helper()
 	for _, g := range generations(t, x, rdb) {
-		if _, ok := g.entries[entryKey(id)]; ok {
+		if _, ok := g.entries[id]; ok {
 			return g
 		}
 	}
@@ -273,7 +239,9 @@ func heldIDs(t *testing.T, x *Index, rdb *redis.Client) map[string]uint64 {
 	t.Helper()
 	out := map[string]uint64{}
 	for _, g := range generations(t, x, rdb) {
-		maps.Copy(out, g.ids())
+		for id, e := range g.entries {
+			out[id] = e.hash
+		}
 	}
 	return out
 }

@@ -5,6 +5,8 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -21,7 +23,15 @@ var ErrEmptyID = errors.New("near-duplicate entry without an id")
 //go:embed lua/*.lua
 var luaFiles embed.FS
 
-var findOrAddScript = redis.NewScript(luascript.Source(luaFiles, "lua/find_or_add.lua"))
+var commitScript = luascript.Load(luaFiles, "lua/commit.lua")
+
+// maxReply is the most bytes of a log one commit call replies: a caller
+// that holds little of a long log reads it over several calls.
+const maxReply = 4 << 20
+
+// maxCommitTries bounds the calls of one commit; each try after the first
+// follows a reply with bytes the caller lacked.
+const maxCommitTries = 1000
 
 // Entry is one page offered to FindOrAdd.
 type Entry struct {
@@ -45,11 +55,21 @@ type Result struct {
 // Duplicate reports whether the page duplicates an earlier entry.
 func (r Result) Duplicate() bool { return r.Of != "" }
 
-// Index is one job's near-duplicate index in Redis.
+// Index is one job's near-duplicate index: the logs in Redis, shared by
+// every slave, and this process's mirror of them. It is safe for
+// concurrent use; calls run one at a time.
 type Index struct {
 	rdb  redis.UniversalClient
 	opts Options
 	keys keys
+
+	mu       sync.Mutex
+	mirror   *mirror
+	maxReply int // bytes of a log one reply carries at most
+	// serverMs is the server's clock at the last reply, read at local
+	// (monotonic) time at: the time a batch is decided at.
+	serverMs int64
+	at       time.Time
 }
 
 // New returns the index described by opts over rdb.
@@ -57,7 +77,7 @@ func New(rdb redis.UniversalClient, opts Options) (*Index, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("near-duplicate index: %w", err)
 	}
-	return &Index{rdb: rdb, opts: opts, keys: keys{ns: opts.Namespace}}, nil
+	return &Index{rdb: rdb, opts: opts, keys: keys{ns: opts.Namespace}, mirror: newMirror(), maxReply: maxReply}, nil
 }
 
 // Options returns the index's options.
@@ -68,16 +88,26 @@ func (x *Index) Options() Options { return x.opts }
 // (the closest; ties go to the smaller ID) and its own old entry, if it
 // had one, is dropped; any other entry replaces its ID's entry, which then
 // lives Window from now. So of two near-duplicates, in one batch or in
-// racing calls, exactly one is added and the other finds it. Expired
-// entries go with their generation's key, which expires once nothing was
-// added to it for a Window.
+// racing calls of any processes, exactly one is added and the other finds
+// it. Expired entries go with their generation's log, which expires once
+// nothing was appended to it for a Window.
 func (x *Index) FindOrAdd(ctx context.Context, entries []Entry) ([]Result, error) {
+	for _, e := range entries {
+		if e.ID == "" {
+			return nil, fmt.Errorf("near-duplicate index: %w", ErrEmptyID)
+		}
+		if len(e.ID) > maxIDBytes {
+			return nil, fmt.Errorf("near-duplicate index: id of %d bytes, more than %d", len(e.ID), maxIDBytes)
+		}
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
 	out := make([]Result, 0, len(entries))
 	for len(entries) > 0 {
 		n := min(len(entries), MaxBatch)
-		res, err := x.findOrAdd(ctx, entries[:n])
+		res, err := x.commit(ctx, entries[:n])
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("near-duplicate index: %w", err)
 		}
 		out = append(out, res...)
 		entries = entries[n:]
@@ -85,55 +115,106 @@ func (x *Index) FindOrAdd(ctx context.Context, entries []Entry) ([]Result, error
 	return out, nil
 }
 
-// findOrAdd runs lua/find_or_add.lua on at most MaxBatch entries. KEYS[1]
-// is the generation keys' stem: the script names the generations from the
-// clock (keys.go), so the key only routes the call to the job's slot.
-func (x *Index) findOrAdd(ctx context.Context, entries []Entry) ([]Result, error) {
-	args := make([]any, 0, 5+7*len(entries))
-	args = append(args, x.opts.Window.Milliseconds(), x.nowMs(), x.opts.Distance, string(entryPrefix), string(bandPrefix))
-	for _, e := range entries {
-		if e.ID == "" {
-			return nil, fmt.Errorf("near-duplicate index: %w", ErrEmptyID)
+// commit decides entries against the mirror and appends their records,
+// bringing the mirror up to date and deciding again until the append
+// finds the mirror whole. A mirror that has never been synced is synced
+// first, without deciding anything.
+func (x *Index) commit(ctx context.Context, entries []Entry) ([]Result, error) {
+	window := x.opts.Window.Milliseconds()
+	for range maxCommitTries {
+		var res []Result
+		var records []byte
+		if x.mirror.gen >= 0 {
+			res, records = decide(x.mirror, entries, x.nowMs(), window, x.opts.Distance)
 		}
-		args = append(args, entryField(e.ID), bandField(0, e.Hash), bandField(1, e.Hash), bandField(2, e.Hash), bandField(3, e.Hash))
+		done, err := x.call(ctx, records)
+		if err != nil {
+			return nil, err
+		}
+		if done && x.mirror.gen >= 0 && res != nil {
+			// The records follow the bytes the mirror held: replay them.
+			if err := x.mirror.sync(x.mirror.gen, x.heldBytes(), [2][]byte{nil, records}); err != nil {
+				return nil, err
+			}
+			return res, nil
+		}
 	}
-	for _, e := range entries {
-		args = append(args, e.ID, bandRecord(e.ID, e.Hash))
-	}
-	reply, err := findOrAddScript.Run(ctx, x.rdb, []string{x.keys.genStem()}, args...).Slice()
+	return nil, fmt.Errorf("no commit after %d tries: the logs keep growing faster than they are read", maxCommitTries)
+}
+
+// heldBytes is how many bytes of each log the mirror holds.
+func (x *Index) heldBytes() [2]int64 {
+	return [2]int64{int64(len(x.mirror.logs[0].buf)), int64(len(x.mirror.logs[1].buf))}
+}
+
+// call runs lua/commit.lua: it appends records and reports true if the
+// mirror was whole, else syncs the mirror with the reply and reports
+// false. KEYS[1] is the logs' stem: the script names the generations from
+// the clock (keys.go), so the key only routes the call to the job's slot.
+func (x *Index) call(ctx context.Context, records []byte) (bool, error) {
+	held := x.heldBytes()
+	args := []any{x.timeArg(), x.opts.Window.Milliseconds(), x.mirror.gen, held[0], held[1], records, x.maxReply,
+		x.mirror.head(0), x.mirror.head(1)}
+	reply, err := commitScript.Run(ctx, x.rdb, []string{x.keys.logStem()}, args...).Slice()
 	if err != nil {
-		return nil, fmt.Errorf("near-duplicate index: redis: %w", err)
+		return false, fmt.Errorf("redis: %w", err)
 	}
-	return parseResults(reply, len(entries))
+	done, gen, now, err := parseHead(reply)
+	if err != nil {
+		return false, err
+	}
+	x.serverMs, x.at = now, time.Now()
+	if done {
+		return true, nil
+	}
+	from, tails, err := parseTails(reply)
+	if err != nil {
+		return false, err
+	}
+	return false, x.mirror.sync(gen, from, tails)
 }
 
-// parseResults reads the script's reply, (index, distance, id) per
-// duplicate, into n results.
-func parseResults(reply []any, n int) ([]Result, error) {
-	out := make([]Result, n)
-	for i := range out {
-		out[i] = Result{Distance: -1}
+// parseHead reads the status, generation and time of a commit reply.
+func parseHead(reply []any) (done bool, gen, now int64, err error) {
+	if len(reply) != 3 && len(reply) != 7 {
+		return false, 0, 0, fmt.Errorf("unexpected reply of %d values", len(reply))
 	}
-	if len(reply)%3 != 0 {
-		return nil, fmt.Errorf("near-duplicate index: %d values in the reply", len(reply))
+	status, ok1 := reply[0].(int64)
+	gen, ok2 := reply[1].(int64)
+	now, ok3 := reply[2].(int64)
+	if !ok1 || !ok2 || !ok3 {
+		return false, 0, 0, fmt.Errorf("unexpected reply %v", reply[:3])
 	}
-	for i := 0; i < len(reply); i += 3 {
-		k, ok1 := reply[i].(int64)
-		d, ok2 := reply[i+1].(int64)
-		of, ok3 := reply[i+2].(string)
-		if !ok1 || !ok2 || !ok3 || k < 1 || k > int64(n) {
-			return nil, fmt.Errorf("near-duplicate index: unexpected reply %v", reply[i:i+3])
+	return status == 1 && len(reply) == 3, gen, now, nil
+}
+
+// parseTails reads the logs' tails of a commit reply that did not append.
+func parseTails(reply []any) (from [2]int64, tails [2][]byte, err error) {
+	for i := range 2 {
+		f, ok1 := reply[3+2*i].(int64)
+		b, ok2 := reply[4+2*i].(string)
+		if !ok1 || !ok2 {
+			return from, tails, fmt.Errorf("unexpected reply %v", reply[3:])
 		}
-		out[k-1] = Result{Of: of, Distance: int(d)}
+		from[i], tails[i] = f, []byte(b)
 	}
-	return out, nil
+	return from, tails, nil
 }
 
-// nowMs is the time the scripts take: Options.Now in ms, or -1 for the
+// timeArg is the time the script takes: Options.Now in ms, or -1 for the
 // server's clock.
-func (x *Index) nowMs() int64 {
+func (x *Index) timeArg() int64 {
 	if x.opts.Now == nil {
 		return -1
 	}
 	return x.opts.Now().UnixMilli()
+}
+
+// nowMs is the time a batch is decided at: Options.Now, or the server's
+// clock as of the last reply plus the time since.
+func (x *Index) nowMs() int64 {
+	if x.opts.Now != nil {
+		return x.opts.Now().UnixMilli()
+	}
+	return x.serverMs + time.Since(x.at).Milliseconds()
 }

@@ -65,7 +65,7 @@ func TestIndex_FindOrAdd(t *testing.T) {
 			if g.ttl <= 50*time.Minute || g.ttl > time.Hour {
 				t.Fatalf("generation %s expires in %v", g.key, g.ttl)
 			}
-			if at := g.entries[entryKey("a")].expires; time.Until(at) > time.Hour+time.Minute || time.Until(at) < 50*time.Minute {
+			if at := g.entries["a"].expires; time.Until(at) > time.Hour+time.Minute || time.Until(at) < 50*time.Minute {
 				t.Fatalf("entry a expires at %v, want in about an hour", at)
 			}
 		})
@@ -118,8 +118,8 @@ func TestIndex_KeysExpire(t *testing.T) {
 	x, rdb := newTestIndex(t, backends[0], window, nil)
 	findOrAdd(t, x, Entry{"a", 0}, Entry{"b", 0x00ff00ff00ff00ff}, Entry{"c", ^uint64(0)})
 	checkIndex(t, x, rdb)
-	if m := members(t, x, rdb, "b"); len(m) != 5 {
-		t.Fatalf("b held as %v, want 4 bands and its entry", m)
+	if m := members(t, x, rdb, "b"); len(m) != 1 {
+		t.Fatalf("b held as %v, want its entry", m)
 	}
 	testenv.WaitServerTime(t, rdb, testenv.ServerTime(t, rdb).Add(window+time.Millisecond))
 	keys, err := rdb.Keys(context.Background(), x.opts.Namespace+"*").Result()
@@ -174,7 +174,7 @@ func TestIndex_Generations(t *testing.T) {
 		h1, h2 := Simhash(enA), Simhash(enB)
 		findOrAdd(t, x, Entry{"a", h1}, Entry{"b", h2})
 		first := generationOf(t, x, rdb, "a").key
-		if want := x.keys.gen(clock.Now().UnixMilli() / window.Milliseconds()); first != want {
+		if want := x.keys.log(clock.Now().UnixMilli() / window.Milliseconds()); first != want {
 			t.Fatalf("a added to %s, want %s", first, want)
 		}
 		clock.Add(2 * time.Millisecond)
@@ -206,28 +206,85 @@ func TestIndex_Generations(t *testing.T) {
 	})
 }
 
-// TestIndex_LeftoverRecord: a band record whose entry field names another
-// hash (the field was taken by an id of the same key) is not counted, and
-// an entry field of another id is not dropped as the caller's own.
-func TestIndex_LeftoverRecord(t *testing.T) {
+// TestIndex_Mirror: a process that starts late reads what others wrote;
+// one whose logs expired, or were replaced by others, while it held them
+// reads them again; a log that is not records is an error that names it.
+func TestIndex_Mirror(t *testing.T) {
 	onBackends(t, func(t *testing.T, be backend) {
 		x, rdb := newTestIndex(t, be, time.Hour, nil)
 		h := Simhash(enA)
-		findOrAdd(t, x, Entry{"a", h})
-		g := generationOf(t, x, rdb, "a")
-		other := hashBytes(^h) + "9999999999999 b"
-		if err := rdb.HSet(context.Background(), g.key, entryField("a"), other).Err(); err != nil {
-			t.Fatal(err)
-		}
-		if r := findOrAdd(t, x, Entry{"c", h ^ 1})[0]; r.Duplicate() {
-			t.Fatalf("a leftover record counted: %+v", r)
-		}
-		if r := findOrAdd(t, x, Entry{"a", h ^ 1 ^ 1<<20})[0]; r.Of != "c" {
-			t.Fatalf("got %+v, want c", r)
-		}
-		if got := rdb.HGet(context.Background(), g.key, entryField("a")).Val(); got != other {
-			t.Fatalf("entry field of b became %q", got)
-		}
+		findOrAdd(t, x, Entry{"a", h}, Entry{"b", ^h})
+		t.Run("a late process finds what others added", func(t *testing.T) {
+			late, err := New(rdb, x.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := findOrAdd(t, late, Entry{"c", h ^ 1})[0]; r.Of != "a" || r.Distance != 1 {
+				t.Fatalf("got %+v, want a at 1", r)
+			}
+			if r := findOrAdd(t, x, Entry{"d", h ^ 2})[0]; r.Of != "a" {
+				t.Fatalf("the first process missed the late one's call: %+v", r)
+			}
+		})
+		t.Run("a long log is read over several replies", func(t *testing.T) {
+			late, err := New(rdb, x.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			late.maxReply = 7 // records are cut across replies
+			if r := findOrAdd(t, late, Entry{"c2", ^h ^ 1})[0]; r.Of != "b" || r.Distance != 1 {
+				t.Fatalf("got %+v, want b at 1", r)
+			}
+		})
+		t.Run("logs gone while held are read again", func(t *testing.T) {
+			g := generationOf(t, x, rdb, "a")
+			if err := rdb.Del(context.Background(), g.key).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if r := findOrAdd(t, x, Entry{"e", h ^ 4})[0]; r.Duplicate() {
+				t.Fatalf("found an entry whose log is gone: %+v", r)
+			}
+			if r := findOrAdd(t, x, Entry{"f", h ^ 4 ^ 8})[0]; r.Of != "e" {
+				t.Fatalf("got %+v, want e", r)
+			}
+			checkIndex(t, x, rdb)
+		})
+		t.Run("a log replaced while held is read again", func(t *testing.T) {
+			g := generationOf(t, x, rdb, "e")
+			if err := rdb.Del(context.Background(), g.key).Err(); err != nil {
+				t.Fatal(err)
+			}
+			other, err := New(rdb, x.opts) // after a reset, with more bytes than x held
+			if err != nil {
+				t.Fatal(err)
+			}
+			var many []Entry
+			for i := range 20 {
+				many = append(many, Entry{fmt.Sprintf("https://example.com/a/long/path/%d", i), uint64(i+1) * 0x9e3779b97f4a7c15})
+			}
+			for _, r := range findOrAdd(t, other, many...) {
+				if r.Duplicate() {
+					t.Fatalf("spread hashes matched: %+v", r)
+				}
+			}
+			if r := findOrAdd(t, x, Entry{"h", h ^ 4 ^ 8 ^ 16})[0]; r.Duplicate() {
+				t.Fatalf("found an entry of the replaced log: %+v", r)
+			}
+			if r := findOrAdd(t, x, Entry{"i", many[7].Hash ^ 1})[0]; r.Of != many[7].ID {
+				t.Fatalf("got %+v, want %s", r, many[7].ID)
+			}
+			checkIndex(t, x, rdb)
+		})
+		t.Run("a corrupt log is named", func(t *testing.T) {
+			g := generationOf(t, x, rdb, "https://example.com/a/long/path/7")
+			if err := rdb.Append(context.Background(), g.key, "x-not-a-record-x-not-a-record").Err(); err != nil {
+				t.Fatal(err)
+			}
+			_, err := x.FindOrAdd(context.Background(), []Entry{{"g", h}})
+			if err == nil || !strings.Contains(err.Error(), "unknown record kind") || !strings.Contains(err.Error(), "generation") {
+				t.Fatalf("err = %v, want the corrupt log named", err)
+			}
+		})
 	})
 }
 
@@ -280,7 +337,8 @@ func TestIndex_Distance0(t *testing.T) {
 }
 
 // TestIndex_Recrawl: rounds of the same pages, each round after the
-// window with changed text: Redis holds one round, never more.
+// window with changed text: the index holds one entry per page, and the
+// logs it reads two rounds of records, never more.
 func TestIndex_Recrawl(t *testing.T) {
 	onBackends(t, func(t *testing.T, be backend) {
 		const pages = 40
@@ -298,8 +356,9 @@ func TestIndex_Recrawl(t *testing.T) {
 				}
 			}
 			checkIndex(t, x, rdb)
-			if bands, ids := held(t, x, rdb); bands != 4*pages || ids != pages {
-				t.Fatalf("round %d: %d band records, %d ids; want %d, %d", round, bands, ids, 4*pages, pages)
+			// The logs the index reads hold this round and the one before.
+			if records, ids := held(t, x, rdb); records != min(round+1, 2)*pages || ids != pages {
+				t.Fatalf("round %d: %d records, %d ids; want %d, %d", round, records, ids, min(round+1, 2)*pages, pages)
 			}
 			clock.Add(time.Hour)
 		}
@@ -369,8 +428,9 @@ func mixedEntries(n int) []Entry {
 }
 
 // TestIndex_Race: near-duplicates in one batch find each other, and so do
-// near-duplicates offered by racing callers: of every cluster exactly one
-// page is added and every other page names it.
+// near-duplicates offered by racing callers, each with an index of its own
+// (as slaves have) over the same keys: of every cluster exactly one page
+// is added and every other page names it.
 func TestIndex_Race(t *testing.T) {
 	onBackends(t, func(t *testing.T, be backend) {
 		x, rdb := newTestIndex(t, be, time.Hour, nil)
@@ -395,9 +455,13 @@ func TestIndex_Race(t *testing.T) {
 			var wg sync.WaitGroup
 			for c := range callers {
 				wg.Add(1)
+				own, err := New(rdb, x.opts)
+				if err != nil {
+					t.Fatal(err)
+				}
 				go func() {
 					defer wg.Done()
-					results[c] = raceCaller(t, x, c, bases)
+					results[c] = raceCaller(t, own, c, bases)
 				}()
 			}
 			wg.Wait()
