@@ -14,10 +14,12 @@ import (
 // Committing items is batched: one near-duplicate script call per job, one
 // store write and one acknowledgement per batch, instead of one of each per
 // page. commitBatch is the most items in one batch, commitEvery how long an
-// item waits for others to share it.
+// item waits for others to share it: long enough that a slave fetching a
+// few hundred pages a second (200 ms per page) commits them in batches,
+// short beside the task lease and the page's own fetch.
 const (
 	commitBatch = 256
-	commitEvery = 10 * time.Millisecond
+	commitEvery = 50 * time.Millisecond
 )
 
 // BatchStore is an ItemStore that writes many items in one round trip

@@ -200,6 +200,12 @@ func (s *Slave) room() int {
 	return s.capacity() - (s.dl.Pending() - parked)
 }
 
+// refill is the room the slave waits for before it takes tasks again: a
+// quarter of its capacity, so that a take fetches Concurrency tasks or
+// more in one call, not one per request that ends, while three quarters
+// are still held for the fetchers.
+func (s *Slave) refill() int { return max(1, s.capacity()/4) }
+
 // dispatch takes tasks from the running jobs' queues while there is room.
 func (s *Slave) dispatch(ctx, drainCtx context.Context) {
 	lastCheck := time.Time{}
@@ -211,7 +217,7 @@ func (s *Slave) dispatch(ctx, drainCtx context.Context) {
 			lastCheck = time.Now()
 		}
 		room := s.room()
-		if room <= 0 || s.takeTasks(ctx, drainCtx, room) == 0 {
+		if room < s.refill() || s.takeTasks(ctx, drainCtx, room) == 0 {
 			s.waitFreed(ctx, s.opts.Poll)
 		}
 	}
