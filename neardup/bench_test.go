@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,8 +35,9 @@ import (
 // used_cpu_user and _sys: scripts, network, the benchmark's INFO
 // included); cmds/page, the commands the script ran; calls/batch, the
 // script calls per batch (above 1 when another caller appended first and
-// the batch was decided again); and B/entry, Redis's used_memory grown by
-// the held pages, per entry the index holds.
+// the batch was decided again); B/entry, Redis's used_memory grown by the
+// held pages, per entry the index holds; and mirror-B/entry, the Go heap
+// of a process's mirror of them, per entry.
 //
 //	go test -run '^$' -bench FindOrAdd -benchtime 2x ./neardup/
 func BenchmarkIndex_FindOrAdd(b *testing.B) {
@@ -48,11 +50,12 @@ func BenchmarkIndex_FindOrAdd(b *testing.B) {
 			var script commandStat
 			var calls int64
 			var cpu float64
-			var perEntry float64
+			var perEntry, mirrorPerEntry float64
 			for b.Loop() {
 				b.StopTimer()
 				x, src, bytes, held := heldIndex(b, rdb, c.held)
 				perEntry = bytes / float64(held)
+				mirrorPerEntry = mirrorBytes(b, rdb, x, src) / float64(held)
 				callers := mirrors(b, rdb, x, src, c.callers)
 				batches := deal(src, pages, c.batch, c.callers)
 				before, cpu0 := commandStats(b, rdb), redisCPU(b, rdb)
@@ -79,6 +82,7 @@ func BenchmarkIndex_FindOrAdd(b *testing.B) {
 			b.ReportMetric(float64(calls)/n, "cmds/page")
 			b.ReportMetric(float64(script.calls)/float64(b.N*((pages+c.batch-1)/c.batch)), "calls/batch")
 			b.ReportMetric(perEntry, "B/entry")
+			b.ReportMetric(mirrorPerEntry, "mirror-B/entry")
 			b.ReportMetric(b.Elapsed().Seconds()/n*1e6, "µs/page")
 		})
 	}
@@ -98,6 +102,23 @@ func mirrors(b *testing.B, rdb *redis.Client, x *neardup.Index, src *pageSource,
 		out = append(out, y)
 	}
 	return out
+}
+
+// mirrorBytes is the Go heap a process's index takes once it has read the
+// logs of x (by offering one page of src).
+func mirrorBytes(b *testing.B, rdb *redis.Client, x *neardup.Index, src *pageSource) float64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	y, err := neardup.New(rdb, x.Options())
+	if err != nil {
+		b.Fatal(err)
+	}
+	offer(b, y, src.next(1))
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(y)
+	return float64(after.HeapAlloc) - float64(before.HeapAlloc)
 }
 
 // deal makes the batches of pages pages from src and deals them out to n

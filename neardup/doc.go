@@ -25,7 +25,7 @@
 // mirror lacks instead, and the batch is decided again. So each batch is
 // decided against everything written before it, as if one process kept
 // the index, and Redis does no searching: a batch costs it a few commands
-// and the bytes of its records. A process holds about 100 bytes per
+// and the bytes of its records. A process holds about 130 bytes per
 // record of the two windows, plus a fixed 1 MiB of chain heads per job.
 //
 // Every key lives under the namespace the caller gives, which carries the
