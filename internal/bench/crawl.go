@@ -118,6 +118,16 @@ func (o CrawlOptions) details(n int) int {
 	return o.Details
 }
 
+// where names a crawl in the report: its latency and hosts, and its
+// slaves' concurrency when it is not the default.
+func (o CrawlOptions) where() string {
+	s := fmt.Sprintf(", %v latency, %d hosts", o.Latency, o.Hosts)
+	if o.Concurrency != DefaultCrawlOptions().Concurrency {
+		s += fmt.Sprintf(", concurrency %d", o.Concurrency)
+	}
+	return s
+}
+
 // Args are the `crawler bench crawl` flags that reproduce o (Redis aside).
 func (o CrawlOptions) Args() []string {
 	sizes := make([]string, len(o.Slaves))

@@ -333,3 +333,33 @@ func TestTap_agreesWithTheProcesses(t *testing.T) {
 }
 
 func abs(x float64) float64 { return max(x, -x) }
+
+// TestRoundTrips: the three ways are sent, each call as many times as
+// said (counted by Redis), and each costs Redis some CPU.
+func TestRoundTrips(t *testing.T) {
+	url, rdb := ownRedis(t)
+	ways, err := RoundTrips(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ways) != 3 {
+		t.Fatalf("%d ways, want 3", len(ways))
+	}
+	sent := 0
+	for _, w := range ways {
+		if w.CPU <= 0 {
+			t.Errorf("%s: Redis CPU per call %v", w.Name, w.CPU)
+		}
+		sent += w.Calls
+	}
+	st, err := readRedisStats(context.Background(), rdb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Commands["evalsha"].Calls; got != int64(sent) {
+		t.Errorf("Redis ran %d EVALSHAs, want the %d sent", got, sent)
+	}
+	if tbl := RoundTripTable(ways); len(tbl.Rows) != 3 {
+		t.Errorf("table of %d rows", len(tbl.Rows))
+	}
+}

@@ -36,13 +36,15 @@ type ReportOptions struct {
 	Progress io.Writer
 }
 
-// DefaultReportOptions are the report of `make bench`, about 15 minutes
+// DefaultReportOptions are the report of `make bench`, about 7 minutes
 // on a 2-core machine: the dupefilter at 1M and 10M fingerprints, crawls
 // at 0 ms (1-8 slaves, 20,000 pages), and at 200 ms over 8 hosts (1-8
 // slaves) and over 4 hosts (1-4 slaves, issue 9's case). The 200 ms crawls
 // run at the slaves' default concurrency with the master walking each
 // host's list pages from the first (as on a real site), 100 links a list
-// page so that the site's chain of list pages is not what limits them.
+// page so that the site's chain of list pages is not what limits them;
+// one more runs them at concurrency 128 (1-4 slaves), a cluster under
+// load, where what costs by the round trip is shared by more pages.
 func DefaultReportOptions() ReportOptions {
 	zero, slow, issue9 := DefaultCrawlOptions(), DefaultCrawlOptions(), DefaultCrawlOptions()
 	zero.Details, zero.Slaves, zero.Hosts = 20_000, []int{1, 2, 4, 8}, 8
@@ -50,10 +52,12 @@ func DefaultReportOptions() ReportOptions {
 	slow.Latency, slow.Seeds, slow.PerPage = 200*time.Millisecond, SeedsFirst, 100
 	issue9 = slow
 	issue9.Slaves, issue9.Hosts = []int{1, 2, 4}, 4
+	loaded := slow
+	loaded.Slaves, loaded.Concurrency, loaded.DetailsPerSlave = []int{1, 2, 4}, 128, 6400
 	return ReportOptions{
 		RedisServer: "redis-server", RedisURL: "redis://127.0.0.1:6379/0",
 		DedupN: []int{1_000_000, 10_000_000}, Dedup: DedupOptions{Duration: 10 * time.Second},
-		Assign: AssignOptions{Keys: 1_000_000}, Crawls: []CrawlOptions{zero, slow, issue9},
+		Assign: AssignOptions{Keys: 1_000_000}, Crawls: []CrawlOptions{zero, slow, issue9, loaded},
 		Idle: DefaultIdleOptions(), Memory: DefaultMemoryOptions(),
 	}
 }
@@ -88,7 +92,7 @@ func Report(ctx context.Context, w io.Writer, opts ReportOptions) error {
 	r := &report{opts: opts, scripts: newScriptNames()}
 	var body strings.Builder
 	r.w = &body
-	for _, section := range []func(context.Context) error{r.dedup, r.assign, r.crawl, r.idleCost, r.memoryCheck} {
+	for _, section := range []func(context.Context) error{r.dedup, r.assign, r.crawl, r.roundTrips, r.idleCost, r.memoryCheck} {
 		if err := section(ctx); err != nil {
 			return err
 		}
@@ -225,7 +229,7 @@ func (r *report) crawl(ctx context.Context) error {
 		intro := fmt.Sprintf("Real master and slave processes crawl a loopback site with %v latency per response, "+
 			"once per cluster size. The second table says where Redis's commands per page come from; the third, "+
 			"what each role sent.", opts.Latency)
-		title := fmt.Sprintf("Crawl, %v latency, %d hosts, slaves %s", opts.Latency, opts.Hosts, joinInts(opts.Slaves))
+		title := "Crawl" + opts.where() + ", slaves " + joinInts(opts.Slaves)
 		if err := r.section(title, intro, r.command("crawl", opts.Args()), CrawlTables(opts, results)); err != nil {
 			return err
 		}
@@ -239,6 +243,23 @@ func joinInts(ns []int) string {
 		s[i] = fmt.Sprint(n)
 	}
 	return strings.Join(s, ", ")
+}
+
+func (r *report) roundTrips(ctx context.Context) error {
+	r.progress("round trips")
+	var ways []RoundTripWay
+	err := r.withRedis(ctx, func(url string) error {
+		var err error
+		ways, err = RoundTrips(ctx, url)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	intro := "What one round trip costs Redis's CPU besides the work it carries. A lightly loaded cluster's calls " +
+		"each find Redis asleep (the second row); under load they come back to back and in pipelines. This is why " +
+		"the 200 ms crawls above cost Redis more per page than the 0 ms ones, and less as the load rises."
+	return r.section("Redis round trips", intro, r.command("roundtrips", nil), []Table{RoundTripTable(ways)})
 }
 
 func (r *report) idleCost(ctx context.Context) error {
