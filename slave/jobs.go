@@ -102,9 +102,25 @@ func (s *jobSet) refresh(ctx context.Context) error {
 		running = append(running, j)
 	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.running = running
-	s.mu.Unlock()
+	s.forgetStopped()
 	return nil
+}
+
+// forgetStopped drops the jobs that no longer run from the cache, with
+// what they hold (a job's near-duplicate mirror grows with the pages it
+// stored): a job that runs again is loaded afresh. s.mu is held.
+func (s *jobSet) forgetStopped() {
+	keep := make(map[string]bool, len(s.running))
+	for _, j := range s.running {
+		keep[j.name] = true
+	}
+	for name := range s.byName {
+		if !keep[name] {
+			delete(s.byName, name)
+		}
+	}
 }
 
 // load returns the job, reading its spec unless this submission is cached.

@@ -1,0 +1,53 @@
+package slave
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/downloader"
+	"github.com/crawler-dev/crawler/fetch"
+	"github.com/crawler-dev/crawler/internal/testenv"
+)
+
+// TestJobSet_forgetsStoppedJobs: a job that stops running is dropped with
+// what it holds (its near-duplicate mirror grows with its pages), and one
+// that runs again is loaded afresh.
+func TestJobSet_forgetsStoppedJobs(t *testing.T) {
+	rdb, keys := testenv.Redis(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dl, err := downloader.New(downloader.DefaultOptions(), downloader.Deps{Redis: rdb, Keys: keys,
+		Fetcher: fetch.New(fetch.DefaultOptions())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	site := page(t)
+	a := runningJob(t, ctx, rdb, keys, "a", site.URL)
+	runningJob(t, ctx, rdb, keys, "b", site.URL)
+	s := newJobSet(rdb, keys, 0, dl, zap.NewNop())
+	if err := s.refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first := s.byName["a"]
+	if len(s.byName) != 2 || first == nil {
+		t.Fatalf("cached %v, want a and b", s.byName)
+	}
+	rdb.HSet(ctx, a.State(), cluster.StateField, cluster.StateFinished)
+	if err := s.refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, held := s.byName["a"]; held || len(s.running) != 1 {
+		t.Fatalf("after a finished: cached %v, running %d", s.byName, len(s.running))
+	}
+	rdb.HSet(ctx, a.State(), cluster.StateField, cluster.StateRunning)
+	if err := s.refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if again := s.byName["a"]; again == nil || again == first {
+		t.Fatalf("a runs again: cached %p, was %p; want a fresh job", again, first)
+	}
+}
