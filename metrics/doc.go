@@ -45,6 +45,9 @@
 //	crawler_queue_tasks{job,slave,state}      a slave's tasks for a job: queued or inflight
 //	                                          (no role label: the master sets it for every slave)
 //	crawler_proxies{state}                    proxies in the pool by state (no role or slave)
+//	crawler_neardup_mirror_entries{job}       entries in a slave's copy of a job's near-duplicate
+//	                                          index, replaced ones too until the next window
+//	crawler_neardup_mirror_bytes{job}         that copy's estimated memory
 //
 // With Options.Runtime the Go and process collectors add go_* and
 // process_* (process_cpu_seconds_total divided by

@@ -41,6 +41,8 @@ type families struct {
 	redisErrors      *prometheus.CounterVec
 	redisRoundTrip   *prometheus.HistogramVec
 	redisDials       *prometheus.CounterVec
+	nearEntries      *prometheus.GaugeVec
+	nearBytes        *prometheus.GaugeVec
 }
 
 func newFamilies() *families {
@@ -76,6 +78,11 @@ func newFamilies() *families {
 			"Redis round trips, by command name, or \"pipeline\" for a pipeline or transaction.", redisBuckets, node(labelCommand)),
 		redisDials: counter("crawler_redis_dials_total",
 			"Connections opened to Redis, by result (ok or error).", node(labelResult)),
+		nearEntries: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "crawler_neardup_mirror_entries",
+			Help: "Entries in a slave's copy of a job's near-duplicate index (replaced ones too, until the next window)."},
+			node(labelJob)),
+		nearBytes: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "crawler_neardup_mirror_bytes",
+			Help: "Estimated memory of a slave's copy of a job's near-duplicate index."}, node(labelJob)),
 	}
 }
 
@@ -91,5 +98,5 @@ func histogram(name, help string, buckets []float64, labels []string) *prometheu
 func (f *families) collectors() []prometheus.Collector {
 	return []prometheus.Collector{f.fetchPages, f.fetchBytes, f.fetchDuration, f.fetchInFlight, f.retries,
 		f.failures, f.dedupURLs, f.politenessWaits, f.politenessWaited, f.robotsDisallowed, f.robotsFetches,
-		f.redisCommands, f.redisErrors, f.redisRoundTrip, f.redisDials}
+		f.redisCommands, f.redisErrors, f.redisRoundTrip, f.redisDials, f.nearEntries, f.nearBytes}
 }

@@ -144,6 +144,37 @@ func TestQueues_update(t *testing.T) {
 	m.expect(t, 1, "crawler_queue_tasks", "job=other", "slave=0", "state=queued")
 }
 
+// TestNearDup_update: a job's gauges are replaced by each Set, jobs past
+// the bound add up under other, and a forgotten job's series go away.
+func TestNearDup_update(t *testing.T) {
+	opts := DefaultOptions()
+	opts.Jobs = 1
+	r := newRegistry(t, opts)
+	n := r.Node(RoleSlave, 3).NearDup()
+	n.Set("news", 10, 1000)
+	n.Set("news", 12, 1200)
+	n.Set("blog", 5, 500)
+	n.Set("wiki", 7, 700)
+	node := []string{"role=slave", "slave=3"}
+	m := gather(t, r)
+	m.expect(t, 12, "crawler_neardup_mirror_entries", append(node, "job=news")...)
+	m.expect(t, 1200, "crawler_neardup_mirror_bytes", append(node, "job=news")...)
+	m.expect(t, 12, "crawler_neardup_mirror_entries", append(node, "job=other")...)
+	m.expect(t, 1200, "crawler_neardup_mirror_bytes", append(node, "job=other")...)
+
+	n.Forget("news")
+	n.Forget("wiki")
+	m = gather(t, r)
+	if s := m.series("crawler_neardup_mirror_entries", append(node, "job=news")...); s != nil {
+		t.Error("a forgotten job still has series")
+	}
+	m.expect(t, 5, "crawler_neardup_mirror_entries", append(node, "job=other")...)
+	n.Forget("blog")
+	if c := gather(t, r).count("crawler_neardup_mirror_bytes"); c != 0 {
+		t.Errorf("%d series left once every job is forgotten", c)
+	}
+}
+
 // TestProxies_SetStates checks that a state missing from a later count
 // reads 0 and that counts replace, not add.
 func TestProxies_SetStates(t *testing.T) {

@@ -10,6 +10,7 @@ type Node struct {
 	dedup      *Dedup
 	politeness *Politeness
 	robots     *Robots
+	nearDup    *NearDup
 	redis      *RedisHook
 	retries    prometheus.Counter
 	failures   *bounded[prometheus.Counter]
@@ -23,6 +24,7 @@ func newNode(r *Registry, labels prometheus.Labels) *Node {
 		dedup:      newDedup(r, labels),
 		politeness: newPoliteness(r, labels),
 		robots:     newRobots(r, labels),
+		nearDup:    newNearDup(r, labels),
 		redis:      newRedisHook(r, labels),
 		retries:    f.retries.With(labels),
 		failures: newBounded(r.kinds, func(kind string) prometheus.Counter {
@@ -61,6 +63,14 @@ func (n *Node) Robots() *Robots {
 		return nil
 	}
 	return n.robots
+}
+
+// NearDup returns the node's near-duplicate mirror gauges.
+func (n *Node) NearDup() *NearDup {
+	if n == nil {
+		return nil
+	}
+	return n.nearDup
 }
 
 // RedisHook returns a go-redis hook recording the node's Redis round trips:

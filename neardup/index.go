@@ -83,6 +83,15 @@ func New(rdb redis.UniversalClient, opts Options) (*Index, error) {
 // Options returns the index's options.
 func (x *Index) Options() Options { return x.opts }
 
+// Held returns how many entries this process's mirror of the index holds
+// (replaced and dropped ones too, until the next window) and about how
+// many bytes of memory it takes.
+func (x *Index) Held() (entries int, bytes int64) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return len(x.mirror.entries), x.mirror.bytes()
+}
+
 // FindOrAdd looks each entry up, in order, as if one call per entry: an
 // entry within Distance bits of a live entry of another ID gets that ID
 // (the closest; ties go to the smaller ID) and its own old entry, if it

@@ -288,6 +288,28 @@ func TestIndex_Mirror(t *testing.T) {
 	})
 }
 
+// TestIndex_Held: the mirror counts every add it replayed, replaced ones
+// too, and its memory estimate covers at least its chain heads and the
+// records it holds.
+func TestIndex_Held(t *testing.T) {
+	x, _ := newTestIndex(t, backends[0], time.Hour, nil)
+	rng := rand.New(rand.NewPCG(5, 6))
+	entries := make([]Entry, 1000)
+	for i := range entries {
+		entries[i] = Entry{ID: "https://example.com/page/" + strconv.Itoa(i), Hash: rng.Uint64()}
+	}
+	findOrAdd(t, x, entries...)
+	findOrAdd(t, x, Entry{entries[0].ID, rng.Uint64()}) // replaces its entry
+	n, bytes := x.Held()
+	if n != 1001 {
+		t.Errorf("held %d entries, want 1001", n)
+	}
+	records := int64(1001 * (recordHeader + len(entries[999].ID)))
+	if least := int64(4*bandValues*4) + records; bytes < least || bytes > 4*least {
+		t.Errorf("estimated %d bytes, want between %d and %d", bytes, least, 4*least)
+	}
+}
+
 // TestIndex_Distances: pages 0 to 3 bits from an entry, the bits
 // anywhere, find it at their Hamming distance; pages 4 bits away do not.
 func TestIndex_Distances(t *testing.T) {

@@ -3,6 +3,7 @@ package neardup
 import (
 	"fmt"
 	"math/bits"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -77,6 +78,19 @@ const headBytes = 32
 func (m *mirror) head(l int) []byte {
 	b := m.logs[l].buf
 	return b[:min(len(b), headBytes)]
+}
+
+// mapBytesPerEntry estimates what one entry of byKey costs: its key and
+// value, a control byte, and the table's free slots.
+const mapBytesPerEntry = 24
+
+// bytes estimates the memory the mirror takes: its logs, entries, chain
+// heads and ID table.
+func (m *mirror) bytes() int64 {
+	n := int64(cap(m.logs[0].buf) + cap(m.logs[1].buf))
+	n += int64(cap(m.entries)) * int64(unsafe.Sizeof(entry{}))
+	n += int64(len(m.heads)) * 4
+	return n + int64(len(m.byKey))*mapBytesPerEntry
 }
 
 // band is band i of h (0 = the top 16 bits).

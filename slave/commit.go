@@ -136,6 +136,10 @@ func (c *committer) markNear(ctx context.Context, batch []pendingItem) []pending
 			entries[k] = neardup.Entry{ID: batch[i].item.URL, Hash: uint64(batch[i].item.Simhash)}
 		}
 		res, err := j.near.FindOrAdd(ctx, entries)
+		if err == nil {
+			entries, bytes := j.near.Held()
+			c.s.jobs.near.Set(j.name, entries, bytes)
+		}
 		for k, i := range idx {
 			if err != nil {
 				c.s.letGo(ctx, batch[i].w, fmt.Errorf("near-duplicate check of %s: %w", batch[i].item.URL, err))

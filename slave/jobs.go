@@ -12,6 +12,7 @@ import (
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/downloader"
+	"github.com/crawler-dev/crawler/metrics"
 	"github.com/crawler-dev/crawler/neardup"
 	"github.com/crawler-dev/crawler/queue"
 )
@@ -35,6 +36,7 @@ type jobSet struct {
 	slave int
 	log   *zap.Logger
 	dl    *downloader.Downloader
+	near  *metrics.NearDup // what each job's near-duplicate mirror holds
 
 	mu      sync.Mutex
 	byName  map[string]*job
@@ -45,8 +47,9 @@ type jobSet struct {
 	refreshed time.Time // when the running jobs were last read
 }
 
-func newJobSet(rdb redis.UniversalClient, keys cluster.Keys, slave int, dl *downloader.Downloader, log *zap.Logger) *jobSet {
-	return &jobSet{rdb: rdb, keys: keys, slave: slave, dl: dl, log: log, byName: map[string]*job{}}
+func newJobSet(rdb redis.UniversalClient, keys cluster.Keys, slave int, dl *downloader.Downloader,
+	near *metrics.NearDup, log *zap.Logger) *jobSet {
+	return &jobSet{rdb: rdb, keys: keys, slave: slave, dl: dl, near: near, log: log, byName: map[string]*job{}}
 }
 
 // fullRefresh is how often the running jobs are read even when the jobs'
@@ -119,6 +122,7 @@ func (s *jobSet) forgetStopped() {
 	for name := range s.byName {
 		if !keep[name] {
 			delete(s.byName, name)
+			s.near.Forget(name)
 		}
 	}
 }

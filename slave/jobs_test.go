@@ -11,6 +11,7 @@ import (
 	"github.com/crawler-dev/crawler/downloader"
 	"github.com/crawler-dev/crawler/fetch"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/metrics"
 )
 
 // TestJobSet_forgetsStoppedJobs: a job that stops running is dropped with
@@ -28,13 +29,22 @@ func TestJobSet_forgetsStoppedJobs(t *testing.T) {
 	site := page(t)
 	a := runningJob(t, ctx, rdb, keys, "a", site.URL)
 	runningJob(t, ctx, rdb, keys, "b", site.URL)
-	s := newJobSet(rdb, keys, 0, dl, zap.NewNop())
+	reg, err := metrics.New(metrics.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	near := reg.Node(metrics.RoleSlave, 0).NearDup()
+	s := newJobSet(rdb, keys, 0, dl, near, zap.NewNop())
 	if err := s.refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
 	first := s.byName["a"]
 	if len(s.byName) != 2 || first == nil {
 		t.Fatalf("cached %v, want a and b", s.byName)
+	}
+	near.Set("a", 10, 1000) // as the committer does
+	if n := mirrorSeries(t, reg); n != 1 {
+		t.Fatalf("%d mirror series, want a's", n)
 	}
 	rdb.HSet(ctx, a.State(), cluster.StateField, cluster.StateFinished)
 	if err := s.refresh(ctx); err != nil {
@@ -43,6 +53,9 @@ func TestJobSet_forgetsStoppedJobs(t *testing.T) {
 	if _, held := s.byName["a"]; held || len(s.running) != 1 {
 		t.Fatalf("after a finished: cached %v, running %d", s.byName, len(s.running))
 	}
+	if mirrorSeries(t, reg) != 0 {
+		t.Error("a's near-duplicate mirror is still reported after it finished")
+	}
 	rdb.HSet(ctx, a.State(), cluster.StateField, cluster.StateRunning)
 	if err := s.refresh(ctx); err != nil {
 		t.Fatal(err)
@@ -50,4 +63,19 @@ func TestJobSet_forgetsStoppedJobs(t *testing.T) {
 	if again := s.byName["a"]; again == nil || again == first {
 		t.Fatalf("a runs again: cached %p, was %p; want a fresh job", again, first)
 	}
+}
+
+// mirrorSeries counts the crawler_neardup_mirror_bytes series of reg.
+func mirrorSeries(t *testing.T, reg *metrics.Registry) int {
+	t.Helper()
+	mfs, err := reg.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "crawler_neardup_mirror_bytes" {
+			return len(mf.GetMetric())
+		}
+	}
+	return 0
 }

@@ -68,7 +68,7 @@ func New(opts Options, deps Deps) (*Slave, error) {
 		info:     nodeInfo(opts),
 		registry: registry,
 		dl:       dl,
-		jobs:     newJobSet(deps.Redis, deps.Keys, opts.ID, dl, log),
+		jobs:     newJobSet(deps.Redis, deps.Keys, opts.ID, dl, deps.Metrics.Node(metrics.RoleSlave, opts.ID).NearDup(), log),
 		held:     newHeldTasks(),
 		freed:    make(chan struct{}, 1),
 	}

@@ -85,6 +85,12 @@ func TestObserve_MetricsAndStatusPage(t *testing.T) {
 	if during["crawler_fetch_pages_total"] < 100 {
 		t.Errorf("mid-crawl the slave's metrics counted %v pages fetched, want 100 or more", during["crawler_fetch_pages_total"])
 	}
+	// The slave's near-duplicate mirror holds an entry per page it added,
+	// at least those not found near-duplicates of another.
+	if got, least := during["crawler_neardup_mirror_entries"], 1.0; got < least || during["crawler_neardup_mirror_bytes"] < 1<<20 {
+		t.Errorf("mid-crawl the slave's near-duplicate mirror held %v entries in %v bytes, want entries and its 1 MiB of heads",
+			got, during["crawler_neardup_mirror_bytes"])
+	}
 	fetched := slave["crawler_fetch_pages_total"]
 	if want := float64(st.Counters.Stored + st.Counters.Failed); fetched < want {
 		t.Errorf("the slave counted %v pages fetched; it stored or failed %v", fetched, want)
