@@ -127,25 +127,8 @@ func TestDownloader_proxyBanned(t *testing.T) {
 	px := g.seedProxies(false, func() (*proxytest.Server, error) { return proxytest.NewHostBan(hostOf(s.URL)) }, proxytest.NewHTTP)
 	banned, good := px[0], px[1]
 	j := g.job(func(sp *cluster.JobSpec) { sp.Proxy, sp.ObeyRobots, sp.MaxRetries = cluster.ProxyRequire, false, 2 })
-	for i := 0; i < 20; i++ {
-		g.submit(j, fmt.Sprintf("%s/p%d", s.URL, i))
-	}
-	retries := 0
-	for _, r := range g.wait(20, 30*time.Second) {
-		if r.Kind != Fetched || r.Tries > 2 {
-			t.Errorf("%s: %s after %d tries (%v); want fetched within 2", r.Request.URL, r.Kind, r.Tries, r.Err)
-		}
-		retries += r.Tries - 1
-	}
-	if banned.Requests() == 0 {
-		t.Fatal("the banned proxy was never picked: the test proved nothing")
-	}
-	if int64(retries) != banned.Requests() {
-		t.Errorf("%d retries for %d refusals through the banned proxy, want one each", retries, banned.Requests())
-	}
-	if !g.banned(banned, hostOf(s.URL)) || g.banned(good, hostOf(s.URL)) {
-		t.Errorf("bans for the site: banned proxy %v, good proxy %v; want the refused one only", g.banned(banned, hostOf(s.URL)), g.banned(good, hostOf(s.URL)))
-	}
+	g.refusedThrough(t, j, s.URL, banned, good, "fetched within 2 tries",
+		func(r Result) bool { return r.Kind == Fetched && r.Tries <= 2 })
 
 	t.Run("max_retries 0", func(t *testing.T) {
 		j := g.job(func(sp *cluster.JobSpec) { sp.Proxy, sp.ObeyRobots, sp.MaxRetries = cluster.ProxyRequire, false, 0 })
@@ -196,25 +179,9 @@ func TestDownloader_banText(t *testing.T) {
 		sp.Proxy, sp.ObeyRobots, sp.MaxRetries = cluster.ProxyRequire, false, 2
 		sp.BanText = []string{"Access denied", "captcha"}
 	})
-	for i := 0; i < 20; i++ {
-		g.submit(j, fmt.Sprintf("%s/p%d", s.URL, i))
-	}
-	retries := 0
-	for _, r := range g.wait(20, 30*time.Second) {
-		if r.Kind != Fetched || !strings.Contains(string(r.Page.Body), "<h1>page</h1>") {
-			t.Errorf("%s: %s (%v); want the real page", r.Request.URL, r.Kind, r.Err)
-		}
-		retries += r.Tries - 1
-	}
-	if transparent.Requests() == 0 {
-		t.Fatal("the transparent proxy was never picked: the test proved nothing")
-	}
-	if int64(retries) != transparent.Requests() {
-		t.Errorf("%d retries for %d ban pages, want one each", retries, transparent.Requests())
-	}
-	if !g.banned(transparent, hostOf(s.URL)) || g.banned(good, hostOf(s.URL)) {
-		t.Errorf("bans: transparent %v, good %v; want the transparent one alone", g.banned(transparent, hostOf(s.URL)), g.banned(good, hostOf(s.URL)))
-	}
+	g.refusedThrough(t, j, s.URL, transparent, good, "the real page", func(r Result) bool {
+		return r.Kind == Fetched && strings.Contains(string(r.Page.Body), "<h1>page</h1>")
+	})
 
 	t.Run("direct", func(t *testing.T) {
 		g.submit(g.job(func(sp *cluster.JobSpec) {
@@ -410,5 +377,34 @@ func TestDownloader_proxyBusy(t *testing.T) {
 	}
 	if n := px.Requests(); n != pages {
 		t.Errorf("the proxy relayed %d requests, want %d", n, pages)
+	}
+}
+
+// refusedThrough submits 20 pages of base under j, whose proxies are bad
+// (the site refuses what comes through it: a 403, a ban page) and good,
+// and fails the test unless every page ends as ok says (want says it in
+// words), bad was picked, each refusal through bad cost its page one
+// retry, and bad alone is banned for the site.
+func (g *rig) refusedThrough(t *testing.T, j *Job, base string, bad, good *proxytest.Server, want string, ok func(Result) bool) {
+	t.Helper()
+	for i := 0; i < 20; i++ {
+		g.submit(j, fmt.Sprintf("%s/p%d", base, i))
+	}
+	retries := 0
+	for _, r := range g.wait(20, 30*time.Second) {
+		if !ok(r) {
+			t.Errorf("%s: %s after %d tries (%v); want %s", r.Request.URL, r.Kind, r.Tries, r.Err, want)
+		}
+		retries += r.Tries - 1
+	}
+	if bad.Requests() == 0 {
+		t.Fatal("the refused proxy was never picked: the test proved nothing")
+	}
+	if int64(retries) != bad.Requests() {
+		t.Errorf("%d retries for %d refusals through the refused proxy, want one each", retries, bad.Requests())
+	}
+	host := hostOf(base)
+	if !g.banned(bad, host) || g.banned(good, host) {
+		t.Errorf("bans for the site: refused proxy %v, good proxy %v; want the refused one alone", g.banned(bad, host), g.banned(good, host))
 	}
 }

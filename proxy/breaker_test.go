@@ -14,14 +14,8 @@ import (
 // opens and keeps them, rather than burying the whole pool.
 func TestValidator_BreakerAfterEvictions(t *testing.T) {
 	rdb, keys := redisT(t)
-	start := starter(t)
-	var lines []string
-	var servers []*proxytest.Server
-	for range 5 {
-		s := start(proxytest.NewHTTP())
-		servers, lines = append(servers, s), append(lines, s.Line())
-	}
-	o := testOptions(writeSource(t, t.TempDir(), lines...))
+	servers, source := httpProxies(t, 5)
+	o := testOptions(source)
 	o.MaxFailedRounds = 1 // one failed recheck would bury a proxy
 	v := newValidator(t, rdb, keys, o)
 	if r, err := v.Round(ctxT(t)); err != nil || r.Passed != 5 {

@@ -70,6 +70,19 @@ func writeSource(t *testing.T, dir string, lines ...string) string {
 	return path
 }
 
+// httpProxies starts n loopback HTTP proxies, stopped when t ends, and
+// writes a source file listing them.
+func httpProxies(t *testing.T, n int) (servers []*proxytest.Server, source string) {
+	t.Helper()
+	start := starter(t)
+	var lines []string
+	for range n {
+		s := start(proxytest.NewHTTP())
+		servers, lines = append(servers, s), append(lines, s.Line())
+	}
+	return servers, writeSource(t, t.TempDir(), lines...)
+}
+
 // testOptions are validator options for loopback proxies: a loopback
 // judge, short timeouts.
 func testOptions(sources ...string) Options {

@@ -81,14 +81,8 @@ func TestValidator_Lifecycle(t *testing.T) {
 // usable proxies fail at once, the pool is kept and the breaker says so.
 func TestValidator_Breaker(t *testing.T) {
 	rdb, keys := redisT(t)
-	start := starter(t)
-	var lines []string
-	var servers []*proxytest.Server
-	for range 5 {
-		s := start(proxytest.NewHTTP())
-		servers, lines = append(servers, s), append(lines, s.Line())
-	}
-	o := testOptions(writeSource(t, t.TempDir(), lines...))
+	servers, source := httpProxies(t, 5)
+	o := testOptions(source)
 	o.Recheck, o.MaxFailedRounds = time.Millisecond, 1
 	v := newValidator(t, rdb, keys, o)
 	pool := newPool(t, rdb, keys, nil)
