@@ -182,18 +182,6 @@ func refusedAddr(t *testing.T) string {
 	return addr
 }
 
-// eventually polls cond until it holds or the timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // noSecrets fails the test if the error, formatted any way, shows the
 // test credentials.
 func noSecrets(t *testing.T, err error) {

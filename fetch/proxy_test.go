@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/crawler-dev/crawler/internal/testenv"
 )
 
 // targets are an http and an https site on loopback.
@@ -274,7 +276,7 @@ func TestFetcher_proxyPools(t *testing.T) {
 		if n := f.proxies.len(); n != 2 {
 			t.Errorf("%d proxy pools kept, want 2", n)
 		}
-		eventually(t, 5*time.Second, "the first proxy's idle connection to close", func() bool { return ps[0].closed.Load() == 1 })
+		testenv.Eventually(t, 5*time.Second, "the first proxy's idle connection to close", func() bool { return ps[0].closed.Load() == 1 })
 		if ps[1].closed.Load() != 0 || ps[2].closed.Load() != 0 {
 			t.Errorf("kept pools closed connections: %d, %d", ps[1].closed.Load(), ps[2].closed.Load())
 		}

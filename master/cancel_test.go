@@ -9,6 +9,7 @@ import (
 
 	"github.com/crawler-dev/crawler/client"
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/internal/testenv"
 	"github.com/crawler-dev/crawler/queue"
 )
 
@@ -40,13 +41,13 @@ func TestJobRunner_cancel(t *testing.T) {
 	cancelled := func(n string) func() bool {
 		return func() bool { return f.rdb.HGet(f.ctx, f.jk.Stats(), cluster.StatCancelled).Val() == n }
 	}
-	eventually(t, 10*time.Second, "the 4 queued tasks are dropped", cancelled("4"))
+	testenv.Eventually(t, 10*time.Second, "the 4 queued tasks are dropped", cancelled("4"))
 	if st := status(t, f); st.State == cluster.StateFinished || !st.Cancelling || st.Counters.InFlight != 3 {
 		t.Fatalf("with 3 tasks in flight: state %s, cancelling %v, in flight %d; want still running, cancelling, 3",
 			st.State, st.Cancelling, st.Counters.InFlight)
 	}
 	f.rdb.ZAddXX(f.ctx, f.jk.Inflight(0), redis.Z{Score: 1, Member: lapsing[0]}) // its slave died: the lease lapsed
-	eventually(t, 10*time.Second, "the task whose lease lapsed is dropped", cancelled("5"))
+	testenv.Eventually(t, 10*time.Second, "the task whose lease lapsed is dropped", cancelled("5"))
 	if st := status(t, f); st.State == cluster.StateFinished || st.Counters.InFlight != 2 {
 		t.Fatalf("with 2 tasks in flight: state %s, in flight %d; want still running, 2", st.State, st.Counters.InFlight)
 	}

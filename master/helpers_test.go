@@ -99,16 +99,3 @@ func seeds(n int) []string {
 func redisZ(member string) redis.Z {
 	return redis.Z{Score: float64(time.Now().Add(time.Minute).UnixMilli()), Member: member}
 }
-
-// eventually polls cond every few milliseconds until it holds, and fails
-// the test if it does not within timeout.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %s: %s", timeout, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/internal/testenv"
 )
 
 // TestJobRunner_offsiteListPage (issue 9, defect 5): a list page whose
@@ -47,7 +48,7 @@ func TestJobRunner_offsiteListPage(t *testing.T) {
 		t.Fatalf("take: %+v %v", ds, err)
 	}
 	r.startList(f.ctx, 1, ds[0])
-	eventually(t, 20*time.Second, "the list page is committed", func() bool {
+	testenv.Eventually(t, 20*time.Second, "the list page is committed", func() bool {
 		return f.rdb.LLen(f.ctx, f.jk.Frontier()).Val()+f.rdb.ZCard(f.ctx, f.jk.FrontierActive()).Val() == 0
 	})
 	stats := f.rdb.HGetAll(f.ctx, f.jk.Stats()).Val()

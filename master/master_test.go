@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/internal/testenv"
 	"github.com/crawler-dev/crawler/queue"
 )
 
@@ -36,7 +37,7 @@ func TestMaster_fencing(t *testing.T) {
 		t.Fatalf("the restarted master acquired the live lease with fence %d; want it refused", got)
 	}
 	var second int64
-	eventually(t, 5*time.Second, "the old lease lapses and the restarted master acquires the job", func() bool {
+	testenv.Eventually(t, 5*time.Second, "the old lease lapses and the restarted master acquires the job", func() bool {
 		second = acquire(restarted, time.Minute)
 		return second != -1
 	})
@@ -132,7 +133,7 @@ func TestJobRunner_deadLetterList(t *testing.T) {
 		t.Fatalf("take: %+v %v; want a delivery past the limit", ds, err)
 	}
 	r.startList(f.ctx, 1, ds[0])
-	eventually(t, 10*time.Second, "the page is recorded as failed", func() bool {
+	testenv.Eventually(t, 10*time.Second, "the page is recorded as failed", func() bool {
 		return f.rdb.HGet(f.ctx, f.jk.Stats(), cluster.StatListFailed).Val() == "1"
 	})
 	if n := f.rdb.LLen(f.ctx, f.jk.Frontier()).Val() + f.rdb.ZCard(f.ctx, f.jk.FrontierActive()).Val(); n != 0 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/crawler-dev/crawler/internal/testenv"
 	"github.com/crawler-dev/crawler/membership"
 )
 
@@ -36,7 +37,7 @@ func (h *cancelOnScan) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		args := cmd.Args()
 		if cmd.Name() == "zrange" && len(args) > 1 && args[1] == h.jobs && h.fired.CompareAndSwap(false, true) {
 			h.cancel()
-			eventually(h.t, 5*time.Second, "the membership watch ends", func() bool { return !watching() })
+			testenv.Eventually(h.t, 5*time.Second, "the membership watch ends", func() bool { return !watching() })
 		}
 		return next(ctx, cmd)
 	}

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/crawler-dev/crawler/internal/testenv"
 )
 
 // TestLeased_Attempts: each delivery of a task is counted, across lapsed
@@ -23,7 +25,7 @@ func TestLeased_Attempts(t *testing.T) {
 	if ok, err := l.Note(f.ctx, first[0].Entry, "store item: document too large"); err != nil || !ok {
 		t.Fatalf("Note = %v, %v; want recorded", ok, err)
 	}
-	eventually(t, 5*time.Second, "the lease lapses and is reclaimed", func() bool {
+	testenv.Eventually(t, 5*time.Second, "the lease lapses and is reclaimed", func() bool {
 		n, err := l.Reclaim(f.ctx)
 		return err == nil && n == 1
 	})

@@ -15,19 +15,6 @@ import (
 	"github.com/crawler-dev/crawler/internal/testenv"
 )
 
-// eventually polls cond every few milliseconds until it holds or timeout
-// passes, and fails the test then.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %s: %s", timeout, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 type fixture struct {
 	ctx   context.Context
 	rdb   *redis.Client
@@ -215,7 +202,7 @@ func TestLeased_Reclaim(t *testing.T) {
 		t.Fatalf("Take = %q, want one task", lapsed)
 	}
 	kept := take(t, l, f.ctx, 1, time.Minute)
-	eventually(t, 5*time.Second, "the lapsed lease is reclaimed", func() bool {
+	testenv.Eventually(t, 5*time.Second, "the lapsed lease is reclaimed", func() bool {
 		n, err := l.Reclaim(f.ctx)
 		if err != nil {
 			t.Fatalf("Reclaim: %v", err)
@@ -272,7 +259,7 @@ func TestLeased_Renew(t *testing.T) {
 	if left := int64(score) - now; left > 60000 || left < 58000 {
 		t.Errorf("renewed deadline is %d ms away, want about 60000", left)
 	}
-	eventually(t, 5*time.Second, "the unrenewed task is reclaimed", func() bool {
+	testenv.Eventually(t, 5*time.Second, "the unrenewed task is reclaimed", func() bool {
 		n, err := l.Reclaim(f.ctx)
 		if err != nil {
 			t.Fatalf("Reclaim: %v", err)

@@ -28,7 +28,7 @@ func TestSlave_deadLetter(t *testing.T) {
 	opts := DefaultOptions()
 	opts.Concurrency, opts.TaskLease, opts.MaxDeliveries = 2, 3*time.Second, 2
 	runSlave(t, ctx, opts, Deps{Redis: rdb, Keys: keys, Store: broken})
-	waitFor(t, 45*time.Second, "the poison task is dead-lettered", func() bool {
+	testenv.Eventually(t, 45*time.Second, "the poison task is dead-lettered", func() bool {
 		return rdb.HGet(ctx, jk.Stats(), cluster.StatDeadLetters).Val() == "1"
 	})
 	stats := rdb.HGetAll(ctx, jk.Stats()).Val()
@@ -70,7 +70,7 @@ func TestSlave_brokenJobSpec(t *testing.T) {
 	opts := DefaultOptions()
 	opts.Concurrency = 2
 	runSlave(t, ctx, opts, Deps{Redis: rdb, Keys: keys, Store: items})
-	waitFor(t, 20*time.Second, "the good job's pages are stored", func() bool {
+	testenv.Eventually(t, 20*time.Second, "the good job's pages are stored", func() bool {
 		return rdb.HGet(ctx, good.Stats(), cluster.StatStored).Val() == "2"
 	})
 }
@@ -91,7 +91,7 @@ func TestSlave_ackRetry(t *testing.T) {
 	opts := DefaultOptions()
 	opts.Concurrency = 3
 	runSlave(t, ctx, opts, Deps{Redis: rdb, Keys: keys, Store: jsonlStore(t)})
-	waitFor(t, 30*time.Second, "three pages stored", func() bool {
+	testenv.Eventually(t, 30*time.Second, "three pages stored", func() bool {
 		return rdb.HGet(ctx, jk.Stats(), cluster.StatStored).Val() == "3"
 	})
 	if hook.n.Load() >= 0 {

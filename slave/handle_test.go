@@ -58,7 +58,7 @@ func TestSlave_finalURL(t *testing.T) {
 	opts := DefaultOptions()
 	opts.Concurrency = 2
 	runSlave(t, ctx, opts, Deps{Redis: rdb, Keys: keys, Store: items})
-	waitFor(t, 20*time.Second, "both pages stored", func() bool {
+	testenv.Eventually(t, 20*time.Second, "both pages stored", func() bool {
 		return rdb.HGet(ctx, jk.Stats(), cluster.StatStored).Val() == "2"
 	})
 	moved, ok := items.item(site.URL + "/moved")

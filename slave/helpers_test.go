@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -89,18 +88,6 @@ func jsonlStoreAt(t *testing.T) (*store.JSONL, string) {
 	}
 	t.Cleanup(func() { _ = items.Close() })
 	return items, path
-}
-
-// waitFor polls cond every 20ms until it holds or timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %s: %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // brokenItems is a real store whose item writes always fail, as a write

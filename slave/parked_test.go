@@ -71,7 +71,7 @@ func TestSlave_slowHostDoesNotStall(t *testing.T) {
 			opts := DefaultOptions()
 			opts.Concurrency = 1
 			runSlave(t, ctx, opts, Deps{Redis: rdb, Keys: keys, Store: jsonlStore(t)})
-			waitFor(t, 30*time.Second, "the other host's 6 pages fetched and stored", func() bool {
+			testenv.Eventually(t, 30*time.Second, "the other host's 6 pages fetched and stored", func() bool {
 				stored, _ := rdb.HGet(ctx, jk.Stats(), cluster.StatStored).Int()
 				return otherHits.Load() == 6 && stored >= 6
 			})
@@ -104,7 +104,7 @@ func TestSlave_maxParked(t *testing.T) {
 	opts.Concurrency, opts.MaxParked = 1, 2
 	runSlave(t, ctx, opts, Deps{Redis: rdb, Keys: keys, Store: jsonlStore(t)})
 	held := func() int64 { return rdb.ZCard(ctx, jk.Inflight(0)).Val() }
-	waitFor(t, 20*time.Second, "6 tasks held", func() bool { return held() == 6 })
+	testenv.Eventually(t, 20*time.Second, "6 tasks held", func() bool { return held() == 6 })
 	for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
 		if n := held(); n > 6 {
 			t.Fatalf("%d tasks held, want at most 4 for the fetcher and 2 parked", n)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/crawler-dev/crawler/client"
 	"github.com/crawler-dev/crawler/internal/demosite"
+	"github.com/crawler-dev/crawler/internal/testenv"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -234,7 +235,7 @@ func TestRun_interrupt(t *testing.T) {
 	_, base := serveSite(t, demosite.Options{Details: 400, Delay: 100 * time.Millisecond})
 	out := filepath.Join(t.TempDir(), "items.jsonl")
 	p := start(t, "run", "run", "--job", writeJob(t, "interrupted", base), "-o", out, "--concurrency", "2", "--slaves", "1")
-	eventually(t, time.Minute, "some items stored", func() bool {
+	testenv.Eventually(t, time.Minute, "some items stored", func() bool {
 		b, _ := os.ReadFile(out)
 		return bytes.Count(b, []byte("\n")) >= 5
 	})

@@ -54,7 +54,7 @@ func testMongo(t *testing.T) (uri, db string) { return testenv.MongoDBURI(t) }
 func (e clusterEnv) waitSlaves(t *testing.T, ids ...int) {
 	t.Helper()
 	want := fmt.Sprint(ids)
-	eventually(t, time.Minute, "slaves "+want+" live", func() bool {
+	testenv.Eventually(t, time.Minute, "slaves "+want+" live", func() bool {
 		return fmt.Sprint(e.liveIDs(t)) == want
 	})
 }
@@ -95,7 +95,7 @@ func (e clusterEnv) startSlave(t *testing.T, id int) *proc {
 // waitProgress polls the job's counters until cond holds.
 func (e clusterEnv) waitProgress(t *testing.T, job, what string, cond func(client.Counters) bool) {
 	t.Helper()
-	eventually(t, 2*time.Minute, what, func() bool {
+	testenv.Eventually(t, 2*time.Minute, what, func() bool {
 		st, err := client.GetStatus(context.Background(), e.rdb, e.keys, job, cluster.DefaultMaxSlaves)
 		return err == nil && cond(st.Counters)
 	})

@@ -16,6 +16,7 @@ import (
 	"github.com/crawler-dev/crawler/client"
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/demosite"
+	"github.com/crawler-dev/crawler/internal/testenv"
 	"github.com/crawler-dev/crawler/master"
 )
 
@@ -195,7 +196,7 @@ func TestFaults_RedisCluster(t *testing.T) {
 	}
 	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
 	t.Cleanup(func() { rdb.Close() })
-	eventually(t, 30*time.Second, "cluster_state:ok", func() bool {
+	testenv.Eventually(t, 30*time.Second, "cluster_state:ok", func() bool {
 		info, err := rdb.ClusterInfo(context.Background()).Result()
 		return err == nil && strings.Contains(info, "cluster_state:ok")
 	})
@@ -235,7 +236,7 @@ func startRedisServer(t *testing.T, args ...string) *exec.Cmd {
 		}
 	})
 	port := args[1]
-	eventually(t, 10*time.Second, "redis-server on port "+port, func() bool {
+	testenv.Eventually(t, 10*time.Second, "redis-server on port "+port, func() bool {
 		c, err := net.Dial("tcp", "127.0.0.1:"+port)
 		if err == nil {
 			c.Close()

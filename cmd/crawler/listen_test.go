@@ -22,7 +22,7 @@ func TestListen_barePortIsLoopback(t *testing.T) {
 	other := otherAddress(t)
 	for what, url := range map[string]string{"--http": "/api/status", "--metrics": "/metrics", "--listen": "/list/1"} {
 		port := map[string]string{"--http": hport, "--metrics": mport, "--listen": dport}[what]
-		eventually(t, time.Minute, what+" answering on 127.0.0.1:"+port, func() bool {
+		testenv.Eventually(t, time.Minute, what+" answering on 127.0.0.1:"+port, func() bool {
 			resp, err := http.Get("http://127.0.0.1:" + port + url)
 			if err == nil {
 				resp.Body.Close()

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/crawler-dev/crawler/client"
+	"github.com/crawler-dev/crawler/internal/testenv"
 )
 
 // scrapeMetrics GETs url and sums each metric family's samples (counters
@@ -72,7 +73,7 @@ func TestObserve_MetricsAndStatusPage(t *testing.T) {
 	env.waitProgress(t, "observed", "100 pages stored", func(c client.Counters) bool { return c.Stored >= 100 })
 	during := scrapeMetrics(t, "http://127.0.0.1:"+sport+"/metrics")
 	queueGauges := false // the master sets them each tick from the queues' depths
-	eventually(t, time.Minute, "the master's queue gauges, mid-crawl", func() bool {
+	testenv.Eventually(t, time.Minute, "the master's queue gauges, mid-crawl", func() bool {
 		_, queueGauges = scrapeMetrics(t, "http://127.0.0.1:"+mport+"/metrics")["crawler_queue_tasks"]
 		st, err := client.GetStatus(t.Context(), env.rdb, env.keys, "observed", 64)
 		return queueGauges || (err == nil && st.State == "finished")

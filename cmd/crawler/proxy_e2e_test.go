@@ -150,7 +150,7 @@ func TestProxy_KillProxy(t *testing.T) {
 		c.env.startSlave(t, id)
 	}
 	c.env.waitSlaves(t, 0, 1, 2)
-	eventually(t, time.Minute, "3 usable proxies", func() bool { return c.usable(t) == 3 })
+	testenv.Eventually(t, time.Minute, "3 usable proxies", func() bool { return c.usable(t) == 3 })
 	c.submit(t)
 	c.env.waitProgress(t, "proxied", "400 pages stored", func(k client.Counters) bool { return k.Stored >= 400 })
 	killed, others := c.proxies[1], []*proxyProc{c.proxies[0], c.proxies[2]}
@@ -190,13 +190,13 @@ func TestProxy_RequireWaits(t *testing.T) {
 		c.env.startSlave(t, id)
 	}
 	c.env.waitSlaves(t, 0, 1)
-	eventually(t, time.Minute, "1 usable proxy", func() bool { return c.usable(t) == 1 })
+	testenv.Eventually(t, time.Minute, "1 usable proxy", func() bool { return c.usable(t) == 1 })
 	c.submit(t)
 	c.env.waitProgress(t, "proxied", "60 pages stored", func(k client.Counters) bool { return k.Stored >= 60 })
 	c.proxies[0].kill(t)
 	k := c.status(t).Counters
 	t.Logf("killed the only proxy with %d pages stored, %d queued, %d in flight", k.Stored, k.Queued, k.InFlight)
-	eventually(t, time.Minute, "the pool empty", func() bool { return c.usable(t) == 0 })
+	testenv.Eventually(t, time.Minute, "the pool empty", func() bool { return c.usable(t) == 0 })
 
 	answered, k0 := c.via.total(), c.status(t).Counters // gone pages fetched before may have failed
 	holds(t, 3*time.Second, "with the pool empty", func() error {
@@ -216,7 +216,7 @@ func TestProxy_RequireWaits(t *testing.T) {
 
 	added := c.addProxy(t)
 	c.appendSource(t, added.line)
-	eventually(t, time.Minute, "the added proxy usable", func() bool { return c.usable(t) == 1 })
+	testenv.Eventually(t, time.Minute, "the added proxy usable", func() bool { return c.usable(t) == 1 })
 	st := c.env.wait(t, "proxied", 3*time.Minute)
 	checkCrawl(t, c.site, c.base, st, c.env.results(t, "proxied"), c.env.failedURLs(t, "proxied"))
 	c.checkNoneDirect(t)

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/crawler-dev/crawler/internal/testenv"
 )
 
 // readmeRepoEnv names the repository the README tests clone instead of
@@ -91,7 +93,7 @@ func TestReadme_QuickStart(t *testing.T) {
 	serve = strings.Replace(serve, "127.0.0.1:8080", "127.0.0.1:"+freePort(t), 1)
 	jobFile := filepath.Join(clone, "demo.yaml")
 	background(t, clone, serve)
-	eventually(t, time.Minute, "the demo site's job file", func() bool {
+	testenv.Eventually(t, time.Minute, "the demo site's job file", func() bool {
 		b, _ := os.ReadFile(jobFile)
 		return strings.Contains(string(b), "detail_link:")
 	})

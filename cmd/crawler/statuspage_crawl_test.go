@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/crawler-dev/crawler/internal/demosite"
+	"github.com/crawler-dev/crawler/internal/testenv"
 	"github.com/crawler-dev/crawler/statuspage/browsertest"
 )
 
@@ -50,7 +51,7 @@ func TestStatusPage_browserFollowsCrawl(t *testing.T) {
 	browsertest.Eval[bool](t, tab, `window.sameLoad = true`)
 	seen := watchProgress(t, tab, row)
 	browsertest.Screenshot(t, tab, "statuspage-crawl-running.png")
-	eventually(t, 3*time.Minute, "the page to show the job finished at 100%", func() bool {
+	testenv.Eventually(t, 3*time.Minute, "the page to show the job finished at 100%", func() bool {
 		return browsertest.Eval[string](t, tab, row+`.querySelector('.state').textContent`) == "finished" &&
 			browsertest.Eval[string](t, tab, row+`.querySelector('.pct').textContent`) == "100.0%"
 	})
@@ -73,7 +74,7 @@ func TestStatusPage_browserFollowsCrawl(t *testing.T) {
 func watchProgress(t *testing.T, tab context.Context, row string) []int64 {
 	t.Helper()
 	var seen []int64
-	eventually(t, 2*time.Minute, "the page to show the running job's progress advancing", func() bool {
+	testenv.Eventually(t, 2*time.Minute, "the page to show the running job's progress advancing", func() bool {
 		state := browsertest.Eval[string](t, tab, row+`.querySelector('.state').textContent`)
 		if state == "finished" {
 			t.Fatalf("the job finished before the page showed it advancing (seen %v): the crawl is too fast to watch", seen)
