@@ -44,7 +44,7 @@ func decide(m *mirror, entries []Entry, now int64, window int64, maxd int) ([]Re
 // ID within maxd bits, or else adds e.
 func (b *batch) offer(e Entry) Result {
 	had := b.forget(e.ID)
-	best := b.m.closest(e.Hash, e.ID, b.now, b.maxd, func(i int32) bool { return b.gone[i] })
+	best := b.m.closest(e.Hash, e.ID, b.now, b.maxd, b.gone)
 	for i := range b.added {
 		a := &b.added[i]
 		if a.dead || a.id == e.ID {

@@ -140,7 +140,7 @@ func (x *Index) commit(ctx context.Context, entries []Entry) ([]Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		if done && x.mirror.gen >= 0 && res != nil {
+		if done { // only a mirror that was synced, and so decided, is whole
 			// The records follow the bytes the mirror held: replay them.
 			if err := x.mirror.sync(x.mirror.gen, x.heldBytes(), [2][]byte{nil, records}); err != nil {
 				return nil, err

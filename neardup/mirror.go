@@ -205,8 +205,8 @@ func (c candidate) better(id []byte, d int) bool {
 }
 
 // closest returns the closest live entry within maxd bits of h whose ID is
-// not id and which skip does not exclude.
-func (m *mirror) closest(h uint64, id string, now int64, maxd int, skip func(int32) bool) candidate {
+// not id and which is not gone.
+func (m *mirror) closest(h uint64, id string, now int64, maxd int, gone map[int32]bool) candidate {
 	best := candidate{distance: -1}
 	for b := range 4 {
 		for i := m.heads[b*bandValues+band(b, h)]; i != none; i = m.entries[i].next[b] {
@@ -215,7 +215,7 @@ func (m *mirror) closest(h uint64, id string, now int64, maxd int, skip func(int
 				continue
 			}
 			d := bits.OnesCount64(e.hash ^ h)
-			if d > maxd || skip(i) {
+			if d > maxd || gone[i] {
 				continue
 			}
 			eid := m.id(e)
