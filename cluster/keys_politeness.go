@@ -28,9 +28,11 @@ func (h HostKeys) Tag() string { return h.tag }
 // time and the backoff factor that 429s lower and successes raise.
 func (h HostKeys) Rate() string { return h.tag + ":rate" }
 
-// Leases is a sorted set of requests in flight to the host, scored by lease
-// deadline (unix milliseconds); a lease past its deadline no longer counts.
-func (h HostKeys) Leases() string { return h.tag + ":leases" }
+// Holders is a hash of the processes that hold slots of the host's
+// concurrency cap, or want some: process ID -> "held|want|deadline", the
+// deadline in server milliseconds. A process renews its entry while it
+// lives; past the deadline its slots are free again.
+func (h HostKeys) Holders() string { return h.tag + ":holders" }
 
 // Pause exists (with an expiry) while nobody may send to the host, as a
 // Retry-After asked.
@@ -42,6 +44,12 @@ const (
 	RateTAT    = "tat"    // the GCRA's theoretical arrival time, server ms
 	RateFactor = "factor" // backoff: the share of the rule's rate in use, (0, 1]
 	RateCutAt  = "cut_at" // server ms of the last cut
+	// The window of recent answers that decides a cut: when it began
+	// (server ms), the answers that went well and the throttled ones
+	// (429, 503).
+	RateWindowAt        = "win_at"
+	RateWindowOK        = "win_ok"
+	RateWindowThrottled = "win_thr"
 )
 
 // RobotsKeys names the keys of one origin's shared robots.txt.

@@ -114,46 +114,35 @@ type Deps struct {
 	Logger *zap.Logger
 }
 
-// reportEvery is how long the end of a request waits to be told to its
-// host's budget with others.
-const reportEvery = 10 * time.Millisecond
-
 // ParkHorizon is how far off a request's turn must be for it to count as
 // parked (see Parked): waiting out a Retry-After or a backoff, for its
-// robots.txt or a proxy, or in the queue of a host that is paused, spaces
-// its requests wider, or has more waiting than its cap lets go.
+// robots.txt or a proxy, or at a host that is paused, spaces its requests
+// wider, or has more waiting than it lets through in that long.
 const ParkHorizon = 2 * time.Second
 
-// Downloader sends one process's requests: see the package comment.
+// Downloader sends one process's requests: see the package comment. Each
+// request runs on a goroutine of its own from Submit to its Done, through
+// the steps of fetchPage; waiting anywhere costs a parked goroutine, not
+// a worker and not a poll.
 type Downloader struct {
-	opts    Options
-	deps    Deps
-	log     *zap.Logger
-	budget  *politeness.Budget
-	queue   *politeness.Queue[*Request]
-	reports *politeness.Reporter // requests' ends, told to their hosts' budgets in batches
-	keeper  *politeness.Keeper   // renews the host leases of long requests
-	pool    *proxy.Pool
-	proxies proxyCount  // how many proxies the pool holds, read now and then
-	waits   *proxyWaits // requests waiting for a proxy, by target
+	opts   Options
+	deps   Deps
+	log    *zap.Logger
+	gates  *politeness.Gates // this process's share of each host's budget
+	pool   *proxy.Pool
+	counts proxyCount  // how many proxies the pool holds, read now and then
+	waits  *proxyWaits // requests waiting for a proxy, by target
 	// robotsOpts are the options of the jobs' robots.txt caches; tests
 	// shorten them.
 	robotsOpts robots.Options
 
-	mu      sync.Mutex
-	waiting map[*Request]struct{} // submitted and not yet in a worker
-	timers  map[*Request]waitTimer
-	stopped bool
-	pending atomic.Int64  // submitted and not yet finished
-	parked  atomic.Int64  // in a timer of ParkHorizon or longer
+	workers chan struct{} // a slot per request sent at once (Options.Workers)
 	gate    chan struct{} // bounds the robots.txt downloads running at once
+	stop    context.Context
+	halt    context.CancelFunc // ends every wait: the Downloader stops
+	pending atomic.Int64       // submitted and not yet finished
+	parked  atomic.Int64       // in a wait of ParkHorizon or longer
 	wg      sync.WaitGroup
-}
-
-// waitTimer is a request's wait before it is admitted again.
-type waitTimer struct {
-	t      *time.Timer
-	parked bool // counted in Downloader.parked
 }
 
 // New returns a Downloader; Run sends its requests.
@@ -170,6 +159,8 @@ func New(opts Options, deps Deps) (*Downloader, error) {
 	}
 	popts := politeness.DefaultOptions()
 	popts.Keys, popts.DefaultRPS, popts.LeaseTTL = deps.Keys, opts.HostRPS, opts.HostLeaseTTL
+	popts.Heartbeat = min(popts.Heartbeat, opts.HostLeaseTTL/5)
+	popts.Contended = min(popts.Contended, popts.Heartbeat)
 	budget, err := politeness.New(deps.Redis, popts)
 	if err != nil {
 		return nil, fmt.Errorf("downloader: %w", err)
@@ -178,12 +169,10 @@ func New(opts Options, deps Deps) (*Downloader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("downloader: %w", err)
 	}
-	d := &Downloader{opts: opts, deps: deps, log: log.Named("downloader"), budget: budget,
-		queue: politeness.NewQueue[*Request](budget, log), pool: pool,
-		reports: budget.NewReporter(reportEvery, 4*opts.Workers, log), keeper: budget.NewKeeper(log),
-		robotsOpts: robots.DefaultOptions(),
-		waiting:    map[*Request]struct{}{}, timers: map[*Request]waitTimer{},
-		gate: make(chan struct{}, max(opts.Workers, 16))}
+	stop, halt := context.WithCancel(context.Background())
+	d := &Downloader{opts: opts, deps: deps, log: log.Named("downloader"), gates: budget.NewGates(log), pool: pool,
+		robotsOpts: robots.DefaultOptions(), workers: make(chan struct{}, opts.Workers),
+		gate: make(chan struct{}, max(opts.Workers, 16)), stop: stop, halt: halt}
 	d.waits = newProxyWaits(d)
 	return d, nil
 }
@@ -193,163 +182,55 @@ func (d *Downloader) Pending() int { return int(d.pending.Load()) }
 
 // Parked is how many of the Pending requests are not expected to start
 // within ParkHorizon: waiting out a Retry-After or a backoff, for their
-// robots.txt or a proxy, or for a host that is paused, spaces its requests
-// wider, or has more waiting than its cap lets go. A caller bounding the
-// requests it holds counts these apart, so that one slow or paused host
-// does not crowd out the others.
+// robots.txt or a proxy, or at a host that is paused, spaces its requests
+// wider, or has more waiting than it lets through in that long. A caller
+// bounding the requests it holds counts these apart, so that one slow or
+// paused host does not crowd out the others.
 func (d *Downloader) Parked() int {
-	n := int(d.parked.Load()) + d.queue.Parked(ParkHorizon) + d.waits.len()
+	n := int(d.parked.Load()) + d.gates.Parked(ParkHorizon) + d.waits.len()
 	return min(n, d.Pending())
 }
 
 // Submit hands r to the Downloader; it never blocks. r.Done is called once
-// it is finished, fetched or not.
+// it is finished, fetched or not: Cancelled when r.Ctx ends or the
+// Downloader stops before the request was sent.
 func (d *Downloader) Submit(r *Request) {
 	d.pending.Add(1)
-	if r.Ctx != nil { // a request given up ends at once, wherever it waits
-		r.unwatch = context.AfterFunc(r.Ctx, func() { d.finish(context.Background(), r, Result{Kind: Cancelled}) })
-	}
-	d.spawn(r, true)
-}
-
-// spawn admits r on a goroutine of its own, tracked so that Run waits for
-// it; once the Downloader stopped, r is cancelled instead.
-func (d *Downloader) spawn(r *Request, track bool) {
-	d.mu.Lock()
-	if d.stopped {
-		d.mu.Unlock()
-		d.finish(context.Background(), r, Result{Kind: Cancelled})
-		return
-	}
-	if track {
-		d.waiting[r] = struct{}{}
-	}
 	d.wg.Add(1)
-	d.mu.Unlock()
 	go func() {
 		defer d.wg.Done()
-		d.admit(r)
+		ctx, cancel := d.waitContext(r)
+		res := d.fetchPage(ctx, r)
+		cancel()
+		res.Request, res.Tries = r, r.tries
+		d.pending.Add(-1)
+		r.Done(context.Background(), res)
 	}()
 }
 
-// Run sends requests until ctx ends. Then it waits for the requests in
-// flight, cancels the ones still waiting (their Done gets Cancelled) and
-// returns nil.
+// waitContext is the context r waits under: it ends when r.Ctx ends or
+// the Downloader stops. A request already sent is not cut short by the
+// stop (see send).
+func (d *Downloader) waitContext(r *Request) (context.Context, context.CancelFunc) {
+	if r.Ctx == nil {
+		return context.WithCancel(d.stop)
+	}
+	ctx, cancel := context.WithCancel(r.Ctx)
+	stopWatch := context.AfterFunc(d.stop, cancel)
+	return ctx, func() { stopWatch(); cancel() }
+}
+
+// Run sends requests until ctx ends. Then it lets the requests in flight
+// finish, cancels the ones still waiting (their Done gets Cancelled), gives
+// back the host slots it holds and returns nil.
 func (d *Downloader) Run(ctx context.Context) error {
-	var workers sync.WaitGroup
-	qctx, stopQueue := context.WithCancel(context.WithoutCancel(ctx))
-	var loops sync.WaitGroup
-	for _, run := range []func(context.Context) error{d.queue.Run, d.reports.Run, d.keeper.Run} {
-		loops.Go(func() { _ = run(qctx) })
-	}
-	for i := 0; i < d.opts.Workers; i++ {
-		workers.Add(1)
-		go func() {
-			defer workers.Done()
-			d.work(ctx)
-		}()
-	}
+	gctx, stopGates := context.WithCancel(context.WithoutCancel(ctx))
+	gatesDone := make(chan struct{})
+	go func() { defer close(gatesDone); _ = d.gates.Run(gctx) }()
 	<-ctx.Done()
-	workers.Wait()
-	stopQueue()
-	loops.Wait() // the last reports flushed
-	d.stop()
+	d.halt()
 	d.wg.Wait()
+	stopGates()
+	<-gatesDone
 	return nil
-}
-
-// work takes requests whose host let them go until ctx ends.
-func (d *Downloader) work(ctx context.Context) {
-	for {
-		ready, err := d.queue.Next(ctx)
-		if err != nil {
-			return
-		}
-		r := ready.Item
-		d.untrack(r)
-		d.attempt(context.WithoutCancel(ctx), r, ready.Lease)
-	}
-}
-
-func (d *Downloader) untrack(r *Request) {
-	d.mu.Lock()
-	delete(d.waiting, r)
-	d.mu.Unlock()
-}
-
-// track marks r as waiting outside a worker, so that stop cancels it; it
-// reports false, and cancels r, once the Downloader stopped.
-func (d *Downloader) track(r *Request) bool {
-	d.mu.Lock()
-	if d.stopped {
-		d.mu.Unlock()
-		d.finish(context.Background(), r, Result{Kind: Cancelled})
-		return false
-	}
-	d.waiting[r] = struct{}{}
-	d.mu.Unlock()
-	return true
-}
-
-// stop cancels every request still waiting: in the host queue, for its
-// backoff, for its robots.txt or for a proxy.
-func (d *Downloader) stop() {
-	d.mu.Lock()
-	d.stopped = true
-	left := make([]*Request, 0, len(d.waiting))
-	for r := range d.waiting {
-		left = append(left, r)
-	}
-	for _, t := range d.timers {
-		t.t.Stop() // one that fired already finds itself gone from timers
-		if t.parked {
-			d.parked.Add(-1)
-		}
-	}
-	d.waiting, d.timers = map[*Request]struct{}{}, map[*Request]waitTimer{}
-	d.mu.Unlock()
-	d.waits.stop()
-	for _, r := range left {
-		d.finish(context.Background(), r, Result{Kind: Cancelled})
-	}
-}
-
-// later puts r back to wait for after d: its backoff, a Retry-After,
-// robots.txt to be had.
-func (d *Downloader) later(r *Request, wait time.Duration) {
-	d.mu.Lock()
-	if d.stopped {
-		d.mu.Unlock()
-		d.finish(context.Background(), r, Result{Kind: Cancelled})
-		return
-	}
-	defer d.mu.Unlock()
-	parked := wait >= ParkHorizon
-	if parked {
-		d.parked.Add(1)
-	}
-	d.waiting[r] = struct{}{}
-	d.timers[r] = waitTimer{parked: parked, t: time.AfterFunc(wait, func() {
-		d.mu.Lock()
-		t, live := d.timers[r]
-		delete(d.timers, r)
-		d.mu.Unlock()
-		if !live {
-			return
-		}
-		if t.parked {
-			d.parked.Add(-1)
-		}
-		d.spawn(r, false)
-	})}
-}
-
-// finish ends r, once.
-func (d *Downloader) finish(ctx context.Context, r *Request, res Result) {
-	d.untrack(r)
-	if r.finish(ctx, res) {
-		d.pending.Add(-1)
-	} else {
-		res.Page.Release() // the request ended otherwise meanwhile: nobody takes the page
-	}
 }

@@ -125,7 +125,7 @@ func (d *Downloader) getRobots(ctx context.Context, req fetch.Request) (*fetch.P
 // cooling down, at its cap or, for https, unable to tunnel); errNoProxy
 // means the job requires a proxy and none is free now.
 func (d *Downloader) pickProxy(ctx context.Context, j *Job, u *url.URL, exclude []proxy.ID) (*proxy.Picked, error) {
-	if j.Spec.Proxy == cluster.ProxyOff || (j.Spec.Proxy == cluster.ProxyAuto && d.proxies.none(ctx, d.pool)) {
+	if j.Spec.Proxy == cluster.ProxyOff || (j.Spec.Proxy == cluster.ProxyAuto && d.counts.none(ctx, d.pool)) {
 		return nil, nil // no pick at all: a script call per request saved while the pool is empty
 	}
 	p, err := d.pool.Pick(ctx, u, exclude)

@@ -272,7 +272,7 @@ func TestDownloader_proxyWaitCheap(t *testing.T) {
 		t.Fatal("no page asked for a proxy")
 	}
 	// The first page learned there is none free; from now on the others
-	// wait with it. (Its own lease may have been asked for, once.)
+	// wait with it. (Its own slot may have been asked for, once.)
 	start, acquires0 := time.Now(), calls.count("acquire")
 	for time.Since(start) < time.Second { // ten periods of ProxyWait, watched
 		elapsed := time.Since(start)
@@ -282,8 +282,11 @@ func TestDownloader_proxyWaitCheap(t *testing.T) {
 		if limit := cluster.DefaultPerHostConcurrency + 1 + int(elapsed/opts.ProxyWait); picks > limit {
 			t.Fatalf("%d picks in %s for %d waiting pages, want at most 8 and one per %s", picks, elapsed, pages, opts.ProxyWait)
 		}
-		if acquires != 0 {
-			t.Fatalf("waiting pages asked their host's budget %d times", acquires)
+		// The process asks for slots for the pages that entered before
+		// the wait began (once, for all) and renews what it holds once
+		// per heartbeat (a second at most); the waiting pages add nothing.
+		if limit := 2 + int(elapsed/time.Second); acquires > limit {
+			t.Fatalf("waiting pages asked their host's budget %d times in %s, want at most %d (heartbeats)", acquires, elapsed, limit)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"go.uber.org/zap"
 
-	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/proxy"
 )
 
@@ -34,24 +34,21 @@ var anyTarget = proxyTarget{}
 // free for them, by target. One timer per target asks the pool again
 // (after Options.ProxyWait, doubling up to MaxProxyWait while none comes
 // free), so a thousand waiting pages cost one pick per wait, not a
-// thousand; and a waiting page holds neither a worker nor a place in its
-// host's budget. Once a proxy is free the waiting pages go back to their
-// host's queue, a batch at a time.
+// thousand; and a waiting page holds neither a worker nor a slot of its
+// host. Once a proxy is free the waiting pages go on, a batch at a time,
+// the first with the proxy the ask picked.
 type proxyWaits struct {
 	d *Downloader
 
 	mu       sync.Mutex
 	byTarget map[proxyTarget]*proxyWait
-	n        int // requests waiting, all targets
-	stopped  bool
 }
 
 // proxyWait is one target's waiting requests.
 type proxyWait struct {
-	reqs  []*Request
-	probe *url.URL // what to ask the pool for: a URL of the target
-	every time.Duration
-	timer *time.Timer
+	waiters []chan *proxy.Picked // each gets a proxy picked for it, or nil: go and pick
+	probe   *url.URL             // what to ask the pool for: a URL of the target
+	every   time.Duration
 }
 
 func newProxyWaits(d *Downloader) *proxyWaits {
@@ -62,29 +59,37 @@ func newProxyWaits(d *Downloader) *proxyWaits {
 func (w *proxyWaits) len() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.n
+	n := 0
+	for _, pw := range w.byTarget {
+		n += len(pw.waiters)
+	}
+	return n
 }
 
 // waiting reports whether requests to t wait for a proxy now; a new
-// request to t then waits with them rather than take a lease to find out.
+// request to t then waits with them rather than take a slot to find out.
 func (w *proxyWaits) waiting(t proxyTarget) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.byTarget[t] != nil
 }
 
-// join makes r wait for a proxy for target t (probe is a URL of t), and
-// starts t's wait if it is new: asking again after ProxyBusyWait when r
-// found every proxy for t busy, else after ProxyWait.
-func (w *proxyWaits) join(r *Request, t proxyTarget, probe *url.URL, busy bool) {
-	if !w.d.track(r) {
-		return
-	}
+// wait makes r wait for a proxy for its target until the target's wait
+// lets it go: with a proxy picked for it, or nil to pick one itself. busy
+// says r found every proxy for the target at its cap (the first ask comes
+// after ProxyBusyWait then, else after ProxyWait).
+func (w *proxyWaits) wait(ctx context.Context, r *Request, u *url.URL, busy bool) (*proxy.Picked, error) {
+	return w.join(ctx, r.target, u, busy)
+}
+
+// waitAny waits while the pool is empty.
+func (w *proxyWaits) waitAny(ctx context.Context, u *url.URL) (*proxy.Picked, error) {
+	return w.join(ctx, anyTarget, u, false)
+}
+
+func (w *proxyWaits) join(ctx context.Context, t proxyTarget, probe *url.URL, busy bool) (*proxy.Picked, error) {
+	ch := make(chan *proxy.Picked, 1)
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.stopped {
-		return // stop cancels the tracked request
-	}
 	pw := w.byTarget[t]
 	if pw == nil {
 		pw = &proxyWait{probe: probe, every: w.d.opts.ProxyWait}
@@ -92,23 +97,44 @@ func (w *proxyWaits) join(r *Request, t proxyTarget, probe *url.URL, busy bool) 
 			pw.every = w.d.opts.ProxyBusyWait
 		}
 		w.byTarget[t] = pw
-		pw.timer = time.AfterFunc(pw.every, func() { w.ask(t) })
-		if t != anyTarget { // the target's requests queued for their host wait too, leaseless
-			queued := w.d.queue.Remove(r.host, func(q *Request) bool {
-				return q.target == t && q.Job.Spec.Proxy == cluster.ProxyRequire && !q.proxyTurn && q.picked == nil
-			})
-			pw.reqs = append(pw.reqs, queued...)
-			w.n += len(queued)
-		}
+		time.AfterFunc(pw.every, func() { w.ask(t) })
 	}
-	pw.reqs = append(pw.reqs, r)
-	w.n++
+	pw.waiters = append(pw.waiters, ch)
+	w.mu.Unlock()
+
+	start := time.Now()
+	select {
+	case p := <-ch:
+		w.d.deps.Metrics.Politeness().Waited(t.host, time.Since(start), "proxy")
+		return p, nil
+	case <-ctx.Done():
+	}
+	if !w.leave(t, ch) { // let go as we gave up: hand back what it brought
+		w.d.dropPick(<-ch)
+	}
+	return nil, ctx.Err()
+}
+
+// leave takes ch out of t's wait; false if it was let go already.
+func (w *proxyWaits) leave(t proxyTarget, ch chan *proxy.Picked) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	pw := w.byTarget[t]
+	if pw == nil {
+		return false
+	}
+	i := slices.Index(pw.waiters, ch)
+	if i < 0 {
+		return false
+	}
+	pw.waiters = slices.Delete(pw.waiters, i, i+1)
+	return true
 }
 
 // ask asks the pool once for t's waiting requests: with a proxy free, a
-// batch of them goes back to be admitted (the first with the proxy just
-// picked); with proxies only at their caps, t asks again after
-// ProxyBusyWait; with none, t waits twice as long before it asks again.
+// batch of them goes on (the first with the proxy just picked); with
+// proxies only at their caps, t asks again after ProxyBusyWait; with none,
+// t waits twice as long before it asks again.
 func (w *proxyWaits) ask(t proxyTarget) {
 	w.mu.Lock()
 	pw := w.byTarget[t]
@@ -118,47 +144,34 @@ func (w *proxyWaits) ask(t proxyTarget) {
 	}
 	picked, state := w.d.probeProxy(t, pw.probe)
 	w.mu.Lock()
-	if w.stopped {
-		w.mu.Unlock()
-		return
-	}
-	if state != proxyFree {
-		pw.every = min(2*pw.every, w.d.opts.MaxProxyWait)
-		if state == proxyBusy {
-			pw.every = w.d.opts.ProxyBusyWait
-		}
-		pw.timer = time.AfterFunc(pw.every, func() { w.ask(t) })
-		w.mu.Unlock()
-		return
-	}
-	batch := pw.reqs[:min(len(pw.reqs), w.d.opts.Workers)]
-	pw.reqs = pw.reqs[len(batch):]
-	w.n -= len(batch)
-	if len(pw.reqs) == 0 {
-		delete(w.byTarget, t)
-	} else { // a proxy was free: the rest ask again soon, after the batch had its turn
-		pw.every = w.d.opts.ProxyBusyWait
-		pw.timer = time.AfterFunc(pw.every, func() { w.ask(t) })
-	}
-	w.mu.Unlock()
-	for _, r := range batch {
-		r.proxyTurn = true
-		if picked != nil && !r.cancelled() {
-			r.picked, picked = picked, nil
-		}
-		w.d.spawn(r, false)
-	}
-}
-
-// stop stops every wait; the Downloader cancels the waiting requests.
-func (w *proxyWaits) stop() {
-	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.stopped = true
-	for _, pw := range w.byTarget {
-		pw.timer.Stop()
+	if len(pw.waiters) == 0 { // all gave up meanwhile
+		delete(w.byTarget, t)
+		w.d.dropPick(picked)
+		return
 	}
-	w.byTarget, w.n = map[proxyTarget]*proxyWait{}, 0
+	switch state {
+	case proxyFree:
+		n := min(len(pw.waiters), w.d.opts.Workers)
+		for i, ch := range pw.waiters[:n] {
+			if i == 0 {
+				ch <- picked
+			} else {
+				ch <- nil
+			}
+		}
+		pw.waiters = pw.waiters[n:]
+		if len(pw.waiters) == 0 {
+			delete(w.byTarget, t)
+			return
+		}
+		pw.every = w.d.opts.ProxyBusyWait // the rest ask again soon, after the batch had its turn
+	case proxyBusy:
+		pw.every = w.d.opts.ProxyBusyWait
+	default:
+		pw.every = min(2*pw.every, w.d.opts.MaxProxyWait)
+	}
+	time.AfterFunc(pw.every, func() { w.ask(t) })
 }
 
 // proxyState is what the pool answered a probe for a target.
@@ -177,7 +190,7 @@ func (d *Downloader) probeProxy(t proxyTarget, probe *url.URL) (*proxy.Picked, p
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if t == anyTarget {
-		if d.proxies.none(ctx, d.pool) {
+		if d.counts.none(ctx, d.pool) {
 			return nil, proxyNone
 		}
 		return nil, proxyFree

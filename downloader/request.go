@@ -2,7 +2,6 @@ package downloader
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
 	"github.com/crawler-dev/crawler/fetch"
@@ -56,16 +55,11 @@ type Request struct {
 	// goroutines, with what became of the request.
 	Done func(ctx context.Context, r Result)
 
-	tries       int           // attempts made (requests sent)
-	proxied     int           // attempts the proxy failed, not charged to the page
-	excluded    []proxy.ID    // proxies this page went through already
-	robotsSince time.Time     // since when its robots.txt cannot be had; zero: it can
-	target      proxyTarget   // what a pick for it depends on
-	picked      *proxy.Picked // a proxy its wait for one picked for it
-	proxyTurn   bool          // let go by its wait for a proxy: to be tried, not to wait again
-	finished    atomic.Bool
-	host        string
-	unwatch     func() bool // stops the watch on Ctx
+	tries    int         // attempts made (requests sent)
+	proxied  int         // attempts the proxy failed, not charged to the page
+	excluded []proxy.ID  // proxies this page went through already
+	target   proxyTarget // what a pick for it depends on
+	host     string
 }
 
 // Result is what became of a Request.
@@ -88,20 +82,6 @@ type Result struct {
 	Transient bool
 	// Latency is the last attempt's duration.
 	Latency time.Duration
-}
-
-// finish calls Done unless it was called already, and reports whether it
-// did.
-func (r *Request) finish(ctx context.Context, res Result) bool {
-	if !r.finished.CompareAndSwap(false, true) {
-		return false
-	}
-	if r.unwatch != nil {
-		r.unwatch()
-	}
-	res.Request, res.Tries = r, r.tries
-	r.Done(ctx, res)
-	return true
 }
 
 // cancelled reports whether the caller gave the request up.

@@ -88,3 +88,23 @@ func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 		return next(ctx, cmds)
 	}
 }
+
+// flushed reports whether every answer given back for host has been told
+// to Redis.
+func (g *Gates) flushed(host string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	gt := g.hosts[normalize(host)]
+	return gt == nil || (gt.fb == feedback{} && !gt.syncing)
+}
+
+// forServers runs test on each server, with a context of a minute.
+func forServers(t *testing.T, test func(t *testing.T, srv server, ctx context.Context)) {
+	for _, srv := range servers(t) {
+		t.Run(srv.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			test(t, srv, ctx)
+		})
+	}
+}

@@ -14,47 +14,82 @@ type Options struct {
 	// DefaultRPS is the rate per host when a Rule gives neither RPS nor
 	// CrawlDelay.
 	DefaultRPS float64
-	// LeaseTTL is how long a lease counts against the concurrency cap
-	// without being renewed; a lease of a process that died frees after it.
+	// LeaseTTL is how long a process's slots of a host's cap stay its own
+	// without a sync: the slots of a process that dies, or cannot reach
+	// Redis, free after it. A process that cannot renew its slots in time
+	// starts no request on them.
 	LeaseTTL time.Duration
-	// FullWait is the longest wait Acquire suggests when the concurrency
-	// cap is full (a lease may be released any moment).
-	FullWait time.Duration
+	// Heartbeat is how often a process renews the slots it holds, and
+	// tells the host's budget how its requests went.
+	Heartbeat time.Duration
+	// Contended is how often it syncs instead while some process holds
+	// less than its fair share of a host's cap (one joined, or its demand
+	// grew), so that slots move to it within a few of these.
+	Contended time.Duration
+	// Linger is how long a process keeps slots it no longer uses: a master
+	// between two levels of list pages, or a slave between two takes,
+	// keeps its share instead of asking for it again.
+	Linger time.Duration
 	// StateTTL is how long an idle host's rate state, its backoff
 	// included, is remembered.
 	StateTTL time.Duration
-	// Cut multiplies a host's rate on a 429 or 503 (multiplicative
+	// Cut multiplies a host's rate when it throttles (multiplicative
 	// decrease).
 	Cut float64
 	// CutEvery is the least time between two cuts, so a volley of 429s
 	// from requests already in flight counts as one.
 	CutEvery time.Duration
+	// Window is the span of recent answers that decides a cut.
+	Window time.Duration
+	// CutThrottled is the fewest throttled answers (429, 503) in a Window
+	// that cut a host's rate, and CutShare the least share of the
+	// window's answers they must be: one flaky URL's 503 among many good
+	// answers does not slow a whole site.
+	CutThrottled int
+	// CutShare: see CutThrottled.
+	CutShare float64
 	// Raise is added to a backed-off host's rate factor (1 = the rule's
-	// full rate) on every success (additive increase).
+	// full rate) on every good answer (additive increase).
 	Raise float64
 	// MinFactor is the lowest the rate factor goes.
 	MinFactor float64
-	// MaxWant caps the leases one host may be asked for in one call.
-	MaxWant int
+	// MaxStock caps the rate tokens a process takes in one sync.
+	MaxStock int
+	// StockLife is the longest a process keeps rate tokens before it sends
+	// requests on them (at most the time half the host's burst takes at
+	// its rate); tokens it did not use by then are dropped. The burst the
+	// budget grants with is cut by what that life is worth at the host's
+	// rate, so that tokens used late never add up to more than the rule
+	// allows in any span of time. A host with a Burst of 1 or 2 gets
+	// tokens only for requests that go at once.
+	StockLife time.Duration
 	// MaxPause caps a pause a site asks for with Retry-After.
 	MaxPause time.Duration
 }
 
-// DefaultOptions returns the defaults: DefaultRPS 1, LeaseTTL 2m, FullWait
-// 100ms, StateTTL 1h, Cut 0.5, CutEvery 1s, Raise 0.02 (from half rate back
-// to full in 25 successes), MinFactor 1/64, MaxWant 256, MaxPause 1h.
+// DefaultOptions returns the defaults: DefaultRPS 1, LeaseTTL 5s,
+// Heartbeat 1s, Contended 100ms, Linger 2s, StateTTL 1h, Cut 0.5,
+// CutEvery 1s, Window 2s, CutThrottled 3, CutShare 0.2, Raise 0.02 (from
+// half rate back to full in 25 good answers), MinFactor 1/64, MaxStock
+// 1024, StockLife 50ms, MaxPause 1h.
 func DefaultOptions() Options {
 	return Options{
-		DefaultRPS: 1,
-		LeaseTTL:   2 * time.Minute,
-		FullWait:   100 * time.Millisecond,
-		StateTTL:   time.Hour,
-		Cut:        0.5,
-		CutEvery:   time.Second,
-		Raise:      0.02,
-		MinFactor:  1.0 / 64,
-		MaxWant:    256,
-		MaxPause:   time.Hour,
+		DefaultRPS:   1,
+		LeaseTTL:     5 * time.Second,
+		Heartbeat:    time.Second,
+		Contended:    100 * time.Millisecond,
+		Linger:       2 * time.Second,
+		StateTTL:     time.Hour,
+		Cut:          0.5,
+		CutEvery:     time.Second,
+		Window:       2 * time.Second,
+		CutThrottled: 3,
+		CutShare:     0.2,
+		Raise:        0.02,
+		MinFactor:    1.0 / 64,
+		MaxStock:     1024,
+		StockLife:    50 * time.Millisecond,
+		MaxPause:     time.Hour,
 	}
 }
 
@@ -63,22 +98,34 @@ func (o Options) Validate() error {
 	switch {
 	case !(o.DefaultRPS > 0 && o.DefaultRPS <= MaxRPS):
 		return cluster.Invalid("DefaultRPS", o.DefaultRPS, "is outside (0, %g]", float64(MaxRPS))
-	case o.LeaseTTL < 10*time.Millisecond || o.LeaseTTL > 24*time.Hour:
-		return cluster.Invalid("LeaseTTL", o.LeaseTTL, "is outside 10ms..24h")
-	case o.FullWait < time.Millisecond || o.FullWait > time.Minute:
-		return cluster.Invalid("FullWait", o.FullWait, "is outside 1ms..1m")
+	case o.LeaseTTL < 10*time.Millisecond || o.LeaseTTL > time.Hour:
+		return cluster.Invalid("LeaseTTL", o.LeaseTTL, "is outside 10ms..1h")
+	case o.Heartbeat < time.Millisecond || o.Heartbeat > o.LeaseTTL/2:
+		return cluster.Invalid("Heartbeat", o.Heartbeat, "is outside 1ms..LeaseTTL/2 (%s)", o.LeaseTTL/2)
+	case o.Contended < time.Millisecond || o.Contended > o.Heartbeat:
+		return cluster.Invalid("Contended", o.Contended, "is outside 1ms..Heartbeat (%s)", o.Heartbeat)
+	case o.Linger < 0 || o.Linger > time.Hour:
+		return cluster.Invalid("Linger", o.Linger, "is outside 0..1h")
 	case o.StateTTL < time.Second || o.StateTTL > 30*24*time.Hour:
 		return cluster.Invalid("StateTTL", o.StateTTL, "is outside 1s..720h")
 	case !(o.Cut > 0 && o.Cut <= 1):
 		return cluster.Invalid("Cut", o.Cut, "is outside (0, 1]")
 	case o.CutEvery < 0 || o.CutEvery > time.Hour:
 		return cluster.Invalid("CutEvery", o.CutEvery, "is outside 0..1h")
+	case o.Window < time.Millisecond || o.Window > time.Hour:
+		return cluster.Invalid("Window", o.Window, "is outside 1ms..1h")
+	case o.CutThrottled < 1 || o.CutThrottled > 1000:
+		return cluster.Invalid("CutThrottled", o.CutThrottled, "is outside 1..1000")
+	case !(o.CutShare >= 0 && o.CutShare <= 1):
+		return cluster.Invalid("CutShare", o.CutShare, "is outside 0..1")
 	case !(o.Raise >= 0 && o.Raise <= 1):
 		return cluster.Invalid("Raise", o.Raise, "is outside 0..1")
 	case !(o.MinFactor > 0 && o.MinFactor <= 1):
 		return cluster.Invalid("MinFactor", o.MinFactor, "is outside (0, 1]")
-	case o.MaxWant < 1 || o.MaxWant > 10000:
-		return cluster.Invalid("MaxWant", o.MaxWant, "is outside 1..10000")
+	case o.MaxStock < 1 || o.MaxStock > 100000:
+		return cluster.Invalid("MaxStock", o.MaxStock, "is outside 1..100000")
+	case o.StockLife < 0 || o.StockLife > time.Second:
+		return cluster.Invalid("StockLife", o.StockLife, "is outside 0..1s")
 	case o.MaxPause < 0 || o.MaxPause > 7*24*time.Hour:
 		return cluster.Invalid("MaxPause", o.MaxPause, "is outside 0..168h")
 	}
@@ -115,8 +162,8 @@ func (r Rule) Validate() error {
 	switch {
 	case !(r.RPS >= 0 && r.RPS <= MaxRPS):
 		return cluster.Invalid("RPS", r.RPS, "is outside 0..%g", float64(MaxRPS))
-	case r.Burst < 0 || r.Burst > 10000:
-		return cluster.Invalid("Burst", r.Burst, "is outside 0..10000")
+	case r.Burst < 0 || r.Burst > 100000:
+		return cluster.Invalid("Burst", r.Burst, "is outside 0..100000")
 	case r.Concurrency < 0 || r.Concurrency > 100000:
 		return cluster.Invalid("Concurrency", r.Concurrency, "is outside 0..100000")
 	case r.CrawlDelay < 0 || r.CrawlDelay > 24*time.Hour:
@@ -150,4 +197,21 @@ func (r Rule) limits(defaultRPS float64) limits {
 		l.burst = 1
 	}
 	return l
+}
+
+// stock is how long rate tokens may be kept before use (at most maxLife,
+// and the time half the burst's tokens take at the rate), and the burst
+// the GCRA grants with so that tokens kept that long never let more
+// through than the rule's burst: the burst less the tokens the rate adds
+// up to in that life.
+func (l limits) stock(maxLife time.Duration) (life time.Duration, burst int) {
+	k := (l.burst - 1) / 2 // whole tokens the life may be worth
+	if k == 0 || math.IsInf(l.intervalMS, 0) || l.intervalMS <= 0 {
+		return 0, l.burst
+	}
+	maxMS := float64(maxLife) / float64(time.Millisecond)
+	if lifeMS := float64(k) * l.intervalMS; lifeMS <= maxMS {
+		return time.Duration(lifeMS * float64(time.Millisecond)), l.burst - k
+	}
+	return maxLife, l.burst - int(math.Ceil(maxMS/l.intervalMS))
 }

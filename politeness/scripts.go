@@ -3,7 +3,6 @@ package politeness
 import (
 	"context"
 	"embed"
-	"errors"
 	"fmt"
 	"strconv"
 
@@ -16,15 +15,9 @@ import (
 var luaFiles embed.FS
 
 var (
-	acquireScript = luascript.Load(luaFiles, "lua/acquire.lua")
-	reportScript  = luascript.Load(luaFiles, "lua/report.lua")
-	renewScript   = luascript.Load(luaFiles, "lua/renew.lua")
-	stateScript   = luascript.Load(luaFiles, "lua/state.lua")
+	syncScript  = luascript.Load(luaFiles, "lua/sync.lua")
+	stateScript = luascript.Load(luaFiles, "lua/state.lua")
 )
-
-// ErrLeaseLost is returned by Renew when the lease expired before it was
-// renewed: the request no longer counts against the cap.
-var ErrLeaseLost = errors.New("lease lost")
 
 // evalMany runs script once per argument set in one pipeline (one round
 // trip, or one per shard of a Redis Cluster). Calls that failed with

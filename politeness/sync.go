@@ -1,0 +1,288 @@
+package politeness
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/internal/ctxtime"
+)
+
+// Run keeps the gates in sync with the hosts' budgets until ctx ends: each
+// round syncs every host that is due, in one round trip, and then sleeps
+// until the next is due or a request needs something. Then it gives back
+// every slot the process holds and returns nil. A Redis failure is logged
+// and retried after a second; meanwhile no request starts on slots that
+// may have lapsed.
+func (g *Gates) Run(ctx context.Context) error {
+	for ctx.Err() == nil {
+		calls := g.due(g.now(), false)
+		if len(calls) > 0 && !g.sync(ctx, calls) {
+			_ = ctxtime.Sleep(ctx, time.Second)
+			continue
+		}
+		g.idle(ctx)
+	}
+	g.releaseAll()
+	return nil
+}
+
+// releaseAll gives back every slot held, in one round trip with a few
+// seconds of its own: a graceful stop frees its slots at once.
+func (g *Gates) releaseAll() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if calls := g.due(g.now(), true); len(calls) > 0 {
+		g.sync(ctx, calls)
+	}
+}
+
+// syncCall is one host's sync as sent: what the reply is applied to.
+type syncCall struct {
+	gate *gate
+	keep int
+	ask  int
+	fb   feedback
+	sent time.Time
+	args []any
+}
+
+// due picks the hosts to sync now and builds their calls; final gives
+// back everything (the process stops).
+func (g *Gates) due(now time.Time, final bool) []*syncCall {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var calls []*syncCall
+	for host, gt := range g.hosts {
+		gt.dispatch(g, now) // a pause or a wait for tokens may have ended
+		switch {
+		case gt.syncing:
+		case final:
+			if gt.registered || gt.held > 0 {
+				calls = append(calls, g.call(gt, now, 0, 0, 0))
+			}
+		case gt.idle():
+			delete(g.hosts, host)
+		case g.isDue(gt, now):
+			calls = append(calls, g.plan(gt, now))
+		}
+	}
+	return calls
+}
+
+// isDue reports whether gt needs a sync now: a pause must be told, its
+// waiters need slots or tokens that a sync may bring, it holds slots
+// beyond its share that others may use, or its heartbeat is due.
+func (g *Gates) isDue(gt *gate, now time.Time) bool {
+	waiting := len(gt.waiters) > 0 && !now.Before(gt.paused)
+	switch {
+	case gt.fb.urgent:
+		return true
+	case waiting && gt.usable(now) <= 0 && !now.Before(gt.retryAt) && g.mayGrow(gt, now):
+		return true
+	case waiting && gt.usable(now) > 0 && !gt.hasTokens(now) && !now.Before(gt.rateAt):
+		return true
+	case gt.held > max(gt.share, gt.busy):
+		return true
+	case (gt.registered || gt.held > 0) && !now.Before(g.nextHeartbeat(gt)):
+		return true
+	}
+	return false
+}
+
+// mayGrow reports whether a sync may bring gt more slots: its holding must
+// be renewed, its share is more than it holds, or its demand grew past
+// what it last told.
+func (g *Gates) mayGrow(gt *gate, now time.Time) bool {
+	return !now.Before(gt.validUntil) || gt.held < gt.share || gt.want(now, g.budget.opts.Linger) > gt.reported
+}
+
+// nextHeartbeat is when gt's holding must be renewed.
+func (g *Gates) nextHeartbeat(gt *gate) time.Time {
+	if gt.contended {
+		return gt.lastSync.Add(g.budget.opts.Contended)
+	}
+	return gt.lastSync.Add(g.budget.opts.Heartbeat)
+}
+
+// plan builds gt's sync: keep what is in use and the share, want the peak
+// demand, ask for tokens when the stock runs low.
+func (g *Gates) plan(gt *gate, now time.Time) *syncCall {
+	want := gt.want(now, g.budget.opts.Linger)
+	keep := gt.held
+	if keep > gt.share && gt.lastSync != (time.Time{}) {
+		keep = max(gt.busy, gt.share)
+	}
+	if want == 0 {
+		keep = gt.busy
+	}
+	return g.call(gt, now, keep, want, g.tokensToAsk(gt, now))
+}
+
+// tokensToAsk is how many rate tokens to ask for: none while the stock
+// lasts, the rate says wait or nobody waits; else enough for the slots
+// free now and those the gate's pace frees while tokens keep (each is
+// dropped after its life: see Options.StockLife), within the burst.
+func (g *Gates) tokensToAsk(gt *gate, now time.Time) int {
+	if len(gt.waiters) == 0 || gt.hasTokens(now) || now.Before(gt.rateAt) {
+		return 0
+	}
+	n := max(gt.usable(now), 1) + int(math.Ceil(gt.perSec*gt.life.Seconds()))
+	return min(n, len(gt.waiters), gt.gcraBurst, g.budget.opts.MaxStock)
+}
+
+// call builds the script's arguments (lua/sync.lua) and marks gt syncing;
+// the feedback sent is taken out of gt until the reply comes.
+func (g *Gates) call(gt *gate, now time.Time, keep, want, ask int) *syncCall {
+	o := g.budget.opts
+	fb := gt.fb
+	gt.fb = feedback{}
+	gt.syncing, gt.reported = true, want
+	c := &syncCall{gate: gt, keep: keep, ask: ask, fb: fb, sent: now}
+	c.args = []any{g.holder, keep, want, ask, gt.lim.intervalMS, gt.gcraBurst, gt.lim.cap,
+		o.LeaseTTL.Milliseconds(), o.StateTTL.Milliseconds(),
+		fb.ok, fb.throttled, fb.pauseMS, fb.retryAfterMS,
+		o.Cut, o.Raise, o.MinFactor, o.CutEvery.Milliseconds(), o.Window.Milliseconds(), o.CutThrottled, o.CutShare,
+		cluster.RateTAT, cluster.RateFactor, cluster.RateCutAt,
+		cluster.RateWindowAt, cluster.RateWindowOK, cluster.RateWindowThrottled}
+	return c
+}
+
+// sync sends the calls in one round trip and applies the replies; it
+// reports false when Redis failed (the calls' feedback is kept for the
+// next try).
+func (g *Gates) sync(ctx context.Context, calls []*syncCall) bool {
+	keys := make([][]string, len(calls))
+	args := make([][]any, len(calls))
+	for i, c := range calls {
+		keys[i], args[i] = g.budget.hostKeys(c.gate.host), c.args
+	}
+	cmds, err := evalMany(ctx, g.budget.rdb, syncScript, keys, args)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i, c := range calls {
+		c.gate.syncing = false
+		if err != nil || cmds[i].Err() != nil {
+			c.gate.fb.merge(c.fb)
+			continue
+		}
+		g.apply(c, cmds[i].Val())
+	}
+	if err != nil && ctx.Err() == nil {
+		g.log.Warn("sync host budgets", zap.Int("hosts", len(calls)), zap.Error(err))
+	}
+	return err == nil
+}
+
+// apply takes in sync.lua's reply {held, share, contended, tokens, wait_ms,
+// paused_ms, lost, factor} and lets waiters through.
+func (g *Gates) apply(c *syncCall, val any) {
+	res, _ := val.([]any)
+	if len(res) < 7 {
+		return
+	}
+	gt, o, now := c.gate, g.budget.opts, g.now()
+	held, share, tokens := int(toInt64(res[0])), int(toInt64(res[1])), int(toInt64(res[3]))
+	if toInt64(res[6]) == 1 {
+		g.log.Warn("slots of a host lapsed before they were renewed; asking again",
+			zap.String("host", gt.host), zap.Int("held", c.keep))
+	}
+	gt.held, gt.share, gt.contended = held, share, toInt64(res[2]) == 1
+	gt.registered = held > 0 || gt.reported > 0
+	if tokens > 0 { // a new stock replaces what is left of the last
+		// Tokens are as late as the round trip that brought them, as any
+		// grant is, plus at most their life.
+		gt.tokens, gt.tokensUntil = tokens, now.Add(max(gt.life, time.Nanosecond))
+	}
+	gt.rateAt = time.Time{}
+	if wait := toInt64(res[4]); wait > 0 {
+		gt.rateAt = c.sent.Add(time.Duration(wait) * time.Millisecond)
+	}
+	if paused := toInt64(res[5]); paused > 0 {
+		gt.paused = later(gt.paused, c.sent.Add(time.Duration(paused)*time.Millisecond))
+	}
+	gt.validUntil = c.sent.Add(o.LeaseTTL - o.LeaseTTL/5)
+	if held <= c.keep && len(gt.waiters) > 0 {
+		gt.retryAt = now.Add(o.Contended) // nothing came free: ask again soon, not at once
+	}
+	gt.noteRate(now.Sub(gt.lastSync))
+	gt.lastSync = c.sent
+	gt.dispatch(g, now)
+	if gt.life == 0 {
+		gt.tokens = 0
+	}
+}
+
+// noteRate folds the passes since the last sync into the gate's pace.
+func (g *gate) noteRate(elapsed time.Duration) {
+	if elapsed <= 0 || g.lastSync == (time.Time{}) {
+		return
+	}
+	rate := float64(g.passes) / elapsed.Seconds()
+	g.passes = 0
+	if g.perSec == 0 {
+		g.perSec = rate
+		return
+	}
+	g.perSec = 0.7*g.perSec + 0.3*rate
+}
+
+// merge puts back feedback a failed sync did not deliver.
+func (f *feedback) merge(o feedback) {
+	f.ok += o.ok
+	f.throttled += o.throttled
+	f.pauseMS = max(f.pauseMS, o.pauseMS)
+	f.retryAfterMS = max(f.retryAfterMS, o.retryAfterMS)
+	f.urgent = f.urgent || o.urgent
+}
+
+// idle sleeps until the next host is due or something changes.
+func (g *Gates) idle(ctx context.Context) {
+	d := g.untilDue(g.now())
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-g.kick:
+	case <-t.C:
+	}
+}
+
+// untilDue is how long until some host needs a sync, at most a heartbeat.
+func (g *Gates) untilDue(now time.Time) time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	next := now.Add(g.budget.opts.Heartbeat)
+	for _, gt := range g.hosts {
+		if gt.syncing {
+			continue
+		}
+		if g.isDue(gt, now) {
+			return 0
+		}
+		if gt.registered || gt.held > 0 {
+			next = earliest(next, g.nextHeartbeat(gt))
+		}
+		if len(gt.waiters) > 0 {
+			for _, t := range []time.Time{gt.retryAt, gt.rateAt, gt.paused, gt.validUntil} {
+				if t.After(now) {
+					next = earliest(next, t)
+				}
+			}
+		}
+	}
+	return next.Sub(now)
+}
+
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
