@@ -31,6 +31,11 @@ func (k Keys) Jobs() string { return k.prefix() + ":jobs" }
 // without polling every job.
 func (k Keys) JobEvents() string { return k.prefix() + ":jobs:events" }
 
+// TasksChannel is the Pub/Sub channel on which masters tell a slave that
+// tasks were queued for it, so that an idle slave takes them at once
+// rather than at its next poll; a message lost costs only that poll.
+func (k Keys) TasksChannel(slave int) string { return fmt.Sprintf("%s:tasks:%d", k.prefix(), slave) }
+
 // JobsVersion is a counter bumped whenever a job is submitted, starts a
 // round, finishes or is cancelled: idle processes read it, one cheap GET,
 // instead of every job's state each second.

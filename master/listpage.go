@@ -164,6 +164,7 @@ func (r *jobRunner) admitDetails(ctx context.Context, round int64, page cluster.
 	}
 	counters := map[string]int64{}
 	var cands []dedup.Candidate
+	var slaves []int // each candidate's slave
 	for _, ref := range doc.Links(r.spec.DetailLink) {
 		link, err := canon.Ref(doc.Base(), ref)
 		if err != nil {
@@ -180,13 +181,13 @@ func (r *jobRunner) admitDetails(ctx context.Context, round int64, page cluster.
 			counters[cluster.StatRobots]++
 			continue
 		}
-		c, err := r.candidate(table, round, page, link)
+		c, slave, err := r.candidate(table, round, page, link)
 		if err != nil {
 			return nil, err
 		}
-		cands = append(cands, c)
+		cands, slaves = append(cands, c), append(slaves, slave)
 	}
-	if err := r.admit(ctx, round, page, cands); err != nil {
+	if err := r.admit(ctx, round, page, cands, slaves); err != nil {
 		return nil, err
 	}
 	return counters, nil
@@ -200,8 +201,11 @@ const admitChunk = 1000
 // admit checks the page's detail links against the dupefilter and routes
 // the new ones, a chunk per script call. Each chunk has a once-guard of
 // its own, so a page fetched again after a crash admits no chunk twice.
-func (r *jobRunner) admit(ctx context.Context, round int64, page cluster.ListPage, cands []dedup.Candidate) error {
+// The slaves that were given tasks are told so (wakeSlaves).
+func (r *jobRunner) admit(ctx context.Context, round int64, page cluster.ListPage, cands []dedup.Candidate, slaves []int) error {
 	pageFP := canon.RequestFingerprint("GET", page.URL, nil).String() // page.URL is canonical
+	woken := map[int]bool{}
+	defer func() { go r.m.wakeSlaves(context.WithoutCancel(ctx), woken) }() // off the walk's path
 	for start, chunk := 0, 0; start < len(cands) || start == 0; start, chunk = start+admitChunk, chunk+1 {
 		part := cands[start:min(start+admitChunk, len(cands))]
 		once := pageFP
@@ -217,9 +221,10 @@ func (r *jobRunner) admit(ctx context.Context, round int64, page cluster.ListPag
 			return fmt.Errorf("admit %d detail links: %w", len(part), err)
 		}
 		fresh := 0
-		for _, isNew := range res.New {
+		for i, isNew := range res.New {
 			if isNew {
 				fresh++
+				woken[slaves[start+i]] = true
 			}
 		}
 		r.m.deps.Metrics.Node(metrics.RoleMaster, 0).Dedup().Admitted(r.name, fresh, len(res.New)-fresh)
@@ -230,18 +235,19 @@ func (r *jobRunner) admit(ctx context.Context, round int64, page cluster.ListPag
 	return nil
 }
 
-// candidate builds the task for one detail URL, routed with the table.
-func (r *jobRunner) candidate(table *assign.Snapshot, round int64, page cluster.ListPage, link string) (dedup.Candidate, error) {
+// candidate builds the task for one detail URL, routed with the table to
+// the slave it returns.
+func (r *jobRunner) candidate(table *assign.Snapshot, round int64, page cluster.ListPage, link string) (dedup.Candidate, int, error) {
 	fp := canon.RequestFingerprint("GET", link, nil)
 	slave, err := table.Route(fp[:])
 	if err != nil {
-		return dedup.Candidate{}, fmt.Errorf("route %s: %w", link, err)
+		return dedup.Candidate{}, 0, fmt.Errorf("route %s: %w", link, err)
 	}
 	task := cluster.Task{URL: link, FP: fp.String(), Job: r.name, Referer: page.URL, Round: round}
 	return dedup.Candidate{
 		FP: fp, Queue: r.keys.Queue(slave), Payload: task.Encode(),
 		Counter: cluster.SlaveStat(cluster.StatRouted, slave),
-	}, nil
+	}, slave, nil
 }
 
 // nextPages returns the page's next_link pages within max_depth.

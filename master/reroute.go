@@ -43,11 +43,17 @@ func (r *jobRunner) rerouteSlave(ctx context.Context, routes *assign.Snapshot, d
 	}
 	tasks := append(inflight, queued...) // in-flight first: they were due earliest
 	moved := 0
+	woken := map[int]bool{}
+	defer func() { r.m.wakeSlaves(ctx, woken) }()
 	for start := 0; start < len(tasks); start += rerouteBatch {
-		n, err := r.queues.MoveFromSlave(ctx, dead, routeAll(routes, tasks[start:min(start+rerouteBatch, len(tasks))]))
+		moves := routeAll(routes, tasks[start:min(start+rerouteBatch, len(tasks))])
+		n, err := r.queues.MoveFromSlave(ctx, dead, moves)
 		moved += n
 		if err != nil {
 			return moved, err
+		}
+		for _, m := range moves {
+			woken[m.To] = true
 		}
 	}
 	return moved, nil
@@ -66,11 +72,17 @@ func (r *jobRunner) routeRetries(ctx context.Context) {
 		}
 		return
 	}
-	n, err := r.queues.MoveFromRetry(ctx, routeAll(routes, tasks))
+	moves := routeAll(routes, tasks)
+	n, err := r.queues.MoveFromRetry(ctx, moves)
 	if err != nil {
 		r.log.Warn("route retried tasks", zap.Error(err))
 		return
 	}
+	woken := map[int]bool{}
+	for _, m := range moves {
+		woken[m.To] = true
+	}
+	r.m.wakeSlaves(ctx, woken)
 	r.log.Info("routed failed tasks for another try", zap.Int("tasks", n))
 }
 

@@ -172,8 +172,11 @@ func (s *Slave) work(ctx context.Context) {
 	go func() { defer close(ackDone); s.acks.run(drainCtx) }()
 	commitDone := make(chan struct{})
 	go func() { defer close(commitDone); s.commits.run(drainCtx) }()
+	wakeDone := make(chan struct{})
+	go func() { defer close(wakeDone); s.listen(ctx) }()
 
 	s.dispatch(ctx, drainCtx)
+	<-wakeDone
 	<-dlDone
 	s.side.Wait()
 	s.commits.close()
@@ -266,6 +269,26 @@ func (s *Slave) start(drainCtx context.Context, w *work) {
 			defer s.signalFreed()
 			s.handle(drainCtx, res)
 		}})
+}
+
+// listen wakes the dispatcher whenever a master says tasks were queued for
+// this slave (cluster.Keys.TasksChannel), until ctx ends: an idle slave
+// then takes them at once instead of at its next poll.
+func (s *Slave) listen(ctx context.Context) {
+	sub := s.deps.Redis.Subscribe(ctx, s.deps.Keys.TasksChannel(s.opts.ID))
+	defer sub.Close()
+	ch := sub.Channel()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case _, ok := <-ch:
+			if !ok {
+				return
+			}
+			s.signalFreed()
+		}
+	}
 }
 
 func (s *Slave) signalFreed() {
