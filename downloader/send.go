@@ -50,7 +50,7 @@ func (d *Downloader) send(ctx context.Context, r *Request, pass *politeness.Pass
 	status, retryAfter := answer(page, err)
 	pass.Done(status, retryAfter)
 	m.Observe(r.host, status, bodyBytes(page), latency, err)
-	d.logRequest(r, picked, status, page, latency, err)
+	d.logRequest(r, pass, picked, status, page, latency, err)
 	if err == nil {
 		if banErr := r.Job.banPage(r.URL, page); banErr != nil {
 			page.Release()
@@ -62,13 +62,16 @@ func (d *Downloader) send(ctx context.Context, r *Request, pass *politeness.Pass
 }
 
 // logRequest logs one attempt at debug level.
-func (d *Downloader) logRequest(r *Request, picked *proxy.Picked, status int, page *fetch.Page, latency time.Duration, err error) {
+func (d *Downloader) logRequest(r *Request, pass *politeness.Pass, picked *proxy.Picked, status int, page *fetch.Page, latency time.Duration, err error) {
 	ce := d.log.Check(zap.DebugLevel, "request")
 	if ce == nil {
 		return
 	}
 	fields := []zap.Field{zap.String("url", r.URL), zap.String("job", r.Job.Name), zap.Int("status", status),
 		zap.Int64("bytes", bodyBytes(page)), zap.Duration("latency", latency), zap.Int("try", r.tries)}
+	if pass.Waited > 0 {
+		fields = append(fields, zap.Duration("host_wait", pass.Waited), zap.String("host_wait_reason", string(pass.Reason)))
+	}
 	if picked != nil {
 		fields = append(fields, zap.String("proxy", picked.Proxy.Redacted()))
 	}

@@ -136,7 +136,7 @@ func (p *Pass) Done(status int, retryAfter time.Duration) {
 		gt.paused = later(gt.paused, now.Add(min(retryAfter, g.budget.opts.MaxPause)))
 	}
 	gt.dispatch(g, now)
-	wake := gt.fb.urgent || gt.held > max(gt.share, gt.busy)
+	wake := g.isDue(gt, now) // the waiters left need tokens or slots, or a pause must be told
 	g.mu.Unlock()
 	if wake {
 		g.signal()

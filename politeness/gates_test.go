@@ -442,3 +442,20 @@ func TestLimits_stock(t *testing.T) {
 		})
 	}
 }
+
+// TestGates_RefillAtOnce: when a process's tokens run out, or drop
+// after their life, while requests still wait, it asks for more at once,
+// not at its next heartbeat. With a heartbeat of 5s and tokens that keep
+// a few milliseconds, 300 requests that each end at once would take
+// minutes if each refill waited for a heartbeat.
+func TestGates_RefillAtOnce(t *testing.T) {
+	rdb, keys := testenv.Redis(t)
+	p := startGates(t, rdb, keys, func(o *Options) { o.LeaseTTL, o.Heartbeat, o.Contended = 20*time.Second, 5*time.Second, time.Second })
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	var s sender
+	s.run(t, ctx, p.gates, "refill.test", Rule{RPS: 1000, Burst: 20, Concurrency: 4}, 300, 300, 0, 200) // all wait at once
+	if n := s.passes.Load(); n != 300 {
+		t.Errorf("%d of 300 requests went within 15s: the gate waited for heartbeats to refill", n)
+	}
+}

@@ -119,7 +119,19 @@ func (g *Gates) plan(gt *gate, now time.Time) *syncCall {
 	if want == 0 {
 		keep = gt.busy
 	}
-	return g.call(gt, now, keep, want, g.tokensToAsk(gt, now))
+	ask := g.tokensToAsk(gt, now)
+	if ask > 0 && !g.slotsDue(gt, now, keep, want) {
+		keep = -1 // tokens only: the slots stay as they are
+	}
+	return g.call(gt, now, keep, want, ask)
+}
+
+// slotsDue reports whether a sync must settle gt's slots, not only bring
+// tokens: its heartbeat is due, it keeps or wants another number than it
+// told, or its waiters have no slot.
+func (g *Gates) slotsDue(gt *gate, now time.Time, keep, want int) bool {
+	return keep != gt.held || want != gt.reported || !now.Before(g.nextHeartbeat(gt)) ||
+		(len(gt.waiters) > 0 && gt.usable(now) <= 0)
 }
 
 // tokensToAsk is how many rate tokens to ask for: none while the stock
@@ -140,7 +152,10 @@ func (g *Gates) call(gt *gate, now time.Time, keep, want, ask int) *syncCall {
 	o := g.budget.opts
 	fb := gt.fb
 	gt.fb = feedback{}
-	gt.syncing, gt.reported = true, want
+	gt.syncing = true
+	if keep >= 0 {
+		gt.reported = want
+	}
 	c := &syncCall{gate: gt, keep: keep, ask: ask, fb: fb, sent: now}
 	c.args = []any{g.holder, keep, want, ask, gt.lim.intervalMS, gt.gcraBurst, gt.lim.cap,
 		o.LeaseTTL.Milliseconds(), o.StateTTL.Milliseconds(),
@@ -184,15 +199,15 @@ func (g *Gates) apply(c *syncCall, val any) {
 	if len(res) < 7 {
 		return
 	}
-	gt, o, now := c.gate, g.budget.opts, g.now()
-	held, share, tokens := int(toInt64(res[0])), int(toInt64(res[1])), int(toInt64(res[3]))
-	if toInt64(res[6]) == 1 {
-		g.log.Warn("slots of a host lapsed before they were renewed; asking again",
-			zap.String("host", gt.host), zap.Int("held", c.keep))
+	gt, now := c.gate, g.now()
+	if ce := g.log.Check(zap.DebugLevel, "host budget synced"); ce != nil {
+		ce.Write(zap.String("host", gt.host), zap.Int("keep", c.keep), zap.Int("want", gt.reported), zap.Int("ask", c.ask),
+			zap.Any("reply", res), zap.Int("busy", gt.busy), zap.Int("waiting", len(gt.waiters)), zap.Duration("rtt", now.Sub(c.sent)))
 	}
-	gt.held, gt.share, gt.contended = held, share, toInt64(res[2]) == 1
-	gt.registered = held > 0 || gt.reported > 0
-	if tokens > 0 { // a new stock replaces what is left of the last
+	if c.keep >= 0 {
+		g.applySlots(c, res, now)
+	}
+	if tokens := int(toInt64(res[3])); tokens > 0 { // a new stock replaces what is left of the last
 		// Tokens are as late as the round trip that brought them, as any
 		// grant is, plus at most their life.
 		gt.tokens, gt.tokensUntil = tokens, now.Add(max(gt.life, time.Nanosecond))
@@ -204,16 +219,29 @@ func (g *Gates) apply(c *syncCall, val any) {
 	if paused := toInt64(res[5]); paused > 0 {
 		gt.paused = later(gt.paused, c.sent.Add(time.Duration(paused)*time.Millisecond))
 	}
+	gt.dispatch(g, now)
+	if gt.life == 0 {
+		gt.tokens = 0
+	}
+}
+
+// applySlots takes in the slots part of a reply: what the process holds,
+// its share, and for how long its holding is good.
+func (g *Gates) applySlots(c *syncCall, res []any, now time.Time) {
+	gt, o := c.gate, g.budget.opts
+	held := int(toInt64(res[0]))
+	if toInt64(res[6]) == 1 {
+		g.log.Warn("slots of a host lapsed before they were renewed; asking again",
+			zap.String("host", gt.host), zap.Int("held", c.keep))
+	}
+	gt.held, gt.share, gt.contended = held, int(toInt64(res[1])), toInt64(res[2]) == 1
+	gt.registered = held > 0 || gt.reported > 0
 	gt.validUntil = c.sent.Add(o.LeaseTTL - o.LeaseTTL/5)
 	if held <= c.keep && len(gt.waiters) > 0 {
 		gt.retryAt = now.Add(o.Contended) // nothing came free: ask again soon, not at once
 	}
 	gt.noteRate(now.Sub(gt.lastSync))
 	gt.lastSync = c.sent
-	gt.dispatch(g, now)
-	if gt.life == 0 {
-		gt.tokens = 0
-	}
 }
 
 // noteRate folds the passes since the last sync into the gate's pace.
@@ -270,7 +298,7 @@ func (g *Gates) untilDue(now time.Time) time.Duration {
 			next = earliest(next, g.nextHeartbeat(gt))
 		}
 		if len(gt.waiters) > 0 {
-			for _, t := range []time.Time{gt.retryAt, gt.rateAt, gt.paused, gt.validUntil} {
+			for _, t := range []time.Time{gt.retryAt, gt.rateAt, gt.paused, gt.validUntil, gt.tokensUntil} {
 				if t.After(now) {
 					next = earliest(next, t)
 				}

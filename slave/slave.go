@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -34,6 +35,7 @@ type Slave struct {
 
 	side  sync.WaitGroup // tasks settled without a fetch (undecodable, dead letters)
 	freed chan struct{}  // signalled when a task is done with
+	told  atomic.Bool    // a master said tasks were queued: maybe of a job not seen yet
 }
 
 // New validates opts and returns a Slave ready to Run.
@@ -213,7 +215,7 @@ func (s *Slave) refill() int { return max(1, s.capacity()/4) }
 func (s *Slave) dispatch(ctx, drainCtx context.Context) {
 	lastCheck := time.Time{}
 	for ctx.Err() == nil {
-		if time.Since(lastCheck) >= time.Second {
+		if s.told.Swap(false) || time.Since(lastCheck) >= time.Second {
 			if err := s.jobs.refreshIfChanged(ctx); err != nil && ctx.Err() == nil {
 				s.log.Warn("refresh jobs", zap.Error(err))
 			}
@@ -286,6 +288,7 @@ func (s *Slave) listen(ctx context.Context) {
 			if !ok {
 				return
 			}
+			s.told.Store(true)
 			s.signalFreed()
 		}
 	}
