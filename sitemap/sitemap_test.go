@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/internal/testenv"
 )
 
 func readFile(t *testing.T, name string) []byte {
@@ -198,23 +199,6 @@ func shop(t *testing.T) (*httptest.Server, *sync.Map) {
 	return srv, &hits
 }
 
-// httpFetch fetches over HTTP, as the master's downloader will.
-func httpFetch(ctx context.Context, u string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("status %d", resp.StatusCode)
-	}
-	return io.ReadAll(resp.Body)
-}
-
 // TestWalker_robots: url: robots finds the index through robots.txt; the
 // walk reads the gzip part and the plain part, counts the missing one,
 // fetches each sitemap once in spite of the cycle, stops at the depth
@@ -223,14 +207,14 @@ func TestWalker_robots(t *testing.T) {
 	srv, hits := shop(t)
 	ctx := context.Background()
 	rule := cluster.SitemapRule{URL: cluster.SitemapsFromRobots, Kind: "product", Allow: "/p/", Deny: `print=`}
-	roots, err := Roots(ctx, rule, httpFetch, []string{srv.URL + "/", srv.URL + "/c/1"})
+	roots, err := Roots(ctx, rule, testenv.Get, []string{srv.URL + "/", srv.URL + "/c/1"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{srv.URL + "/sitemap.xml"}; !reflect.DeepEqual(roots, want) {
 		t.Fatalf("Roots = %q, want %q", roots, want)
 	}
-	w, err := NewWalker(rule, httpFetch)
+	w, err := NewWalker(rule, testenv.Get)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +244,7 @@ func TestWalker_robots(t *testing.T) {
 
 func TestWalker_stops(t *testing.T) {
 	srv, _ := shop(t)
-	w := &Walker{Fetch: httpFetch}
+	w := &Walker{Fetch: testenv.Get}
 	stop := errors.New("enough")
 	n := 0
 	_, err := w.Walk(context.Background(), srv.URL+"/sitemap.xml", func(Page) error {
@@ -277,7 +261,7 @@ func TestWalker_stops(t *testing.T) {
 	if _, err := w.Walk(ctx, srv.URL+"/sitemap.xml", func(Page) error { return nil }); !errors.Is(err, context.Canceled) {
 		t.Errorf("Walk with a cancelled context = %v", err)
 	}
-	if _, err := RobotsSitemaps(context.Background(), httpFetch, []string{srv.URL + "/nothing-here/../"}); err != nil {
+	if _, err := RobotsSitemaps(context.Background(), testenv.Get, []string{srv.URL + "/nothing-here/../"}); err != nil {
 		t.Errorf("RobotsSitemaps: %v", err)
 	}
 	if _, err := RobotsSitemaps(context.Background(), func(context.Context, string) ([]byte, error) {
