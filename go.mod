@@ -19,7 +19,16 @@ require (
 	github.com/jimsmart/grobotstxt v1.0.3
 )
 
-require golang.org/x/term v0.47.0
+require (
+	github.com/antchfx/xpath v1.3.9
+	github.com/tidwall/gjson v1.20.2
+	golang.org/x/term v0.47.0
+)
+
+require (
+	github.com/tidwall/match v1.1.1 // indirect
+	github.com/tidwall/pretty v1.3.0 // indirect
+)
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect

@@ -38,6 +38,9 @@ func Submit(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, s
 	if err := spec.Validate(); err != nil {
 		return err
 	}
+	if err := checkCrawlable(spec); err != nil {
+		return err
+	}
 	seeds, err := seedEntries(spec.Seeds)
 	if err != nil {
 		return err

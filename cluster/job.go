@@ -19,10 +19,17 @@ import (
 type JobSpec struct {
 	// Name is the job's identity: lowercase letters, digits, '_' and '-'.
 	Name string `yaml:"name" json:"name"`
-	// Seeds are the first list pages. Submitting stores them apart from
-	// the spec (JobKeys.Seeds), so a job of a million seeds costs the
-	// processes that load its spec nothing.
-	Seeds []string `yaml:"seeds" json:"seeds,omitempty"`
+	// Seeds are the first pages, of kind start unless SeedKinds names
+	// another. Submitting stores them apart from the spec (JobKeys.Seeds),
+	// so a job of a million seeds costs the processes that load its spec
+	// nothing. A job file's seeds are read through SeedList.
+	Seeds []string `yaml:"-" json:"seeds,omitempty"`
+	// SeedList is the seeds as a job file gives them: URLs, or {url, kind}.
+	// ParseJobSpec moves it into Seeds and SeedKinds and leaves it empty.
+	SeedList []Seed `yaml:"seeds" json:"-"`
+	// SeedKinds maps the seeds given with a kind to it; a seed not in it
+	// is of kind start (see SeedKind).
+	SeedKinds map[string]string `yaml:"-" json:"seed_kinds,omitempty"`
 	// AllowedDomains limits the hosts followed; empty means the seeds' hosts.
 	// A domain also allows its subdomains.
 	AllowedDomains []string `yaml:"allowed_domains" json:"allowed_domains,omitempty"`
@@ -34,6 +41,13 @@ type JobSpec struct {
 	DetailLink *LinkRule `yaml:"detail_link" json:"detail_link"`
 	// Fields are extracted from each detail page.
 	Fields map[string]FieldRule `yaml:"fields" json:"fields"`
+	// Kinds are the job's page kinds, by name. Empty means the short form
+	// above (NextLink, DetailLink, Fields); PageKinds returns either as
+	// kinds.
+	Kinds map[string]PageKind `yaml:"kinds" json:"kinds,omitempty"`
+	// Sitemaps are sitemaps whose pages are crawled as the kind each
+	// entry names.
+	Sitemaps []SitemapRule `yaml:"sitemaps" json:"sitemaps,omitempty"`
 	// MaxDepth limits the list-page BFS depth (seeds are depth 0); 0 means none.
 	MaxDepth int `yaml:"max_depth" json:"max_depth,omitempty"`
 	// Dedup configures the detail-page dupefilter.
@@ -85,18 +99,35 @@ type RequestSpec struct {
 }
 
 // LinkRule selects links: the attribute Attr (default href) of the elements
-// matching CSS.
+// matching CSS or XPath (an XPath that selects attributes gives their
+// values), or the strings at a gjson path JSON of a JSON page. Allow and
+// Deny filter the links, resolved against the page, by regular expression.
+// The links lead to pages of kind Kind.
 type LinkRule struct {
-	CSS  string `yaml:"css" json:"css"`
-	Attr string `yaml:"attr" json:"attr,omitempty"`
+	CSS   string `yaml:"css" json:"css"`
+	XPath string `yaml:"xpath" json:"xpath,omitempty"`
+	JSON  string `yaml:"json" json:"json,omitempty"`
+	Attr  string `yaml:"attr" json:"attr,omitempty"`
+	Allow string `yaml:"allow" json:"allow,omitempty"`
+	Deny  string `yaml:"deny" json:"deny,omitempty"`
+	Kind  string `yaml:"kind" json:"kind,omitempty"`
 }
 
 // FieldRule selects one field of an item: the text (or attribute Attr) of the
-// first element matching CSS, or of every match as a list when All is set.
+// first element matching CSS or XPath, the value at a gjson path JSON of a
+// JSON page or JSONLD of the page's JSON-LD, or of every match as a list
+// when All is set. Regex cuts the value out of the selected text, Type
+// converts it, and Required fails an item without it.
 type FieldRule struct {
-	CSS  string `yaml:"css" json:"css"`
-	Attr string `yaml:"attr" json:"attr,omitempty"`
-	All  bool   `yaml:"all" json:"all,omitempty"`
+	CSS      string `yaml:"css" json:"css"`
+	XPath    string `yaml:"xpath" json:"xpath,omitempty"`
+	JSON     string `yaml:"json" json:"json,omitempty"`
+	JSONLD   string `yaml:"jsonld" json:"jsonld,omitempty"`
+	Attr     string `yaml:"attr" json:"attr,omitempty"`
+	All      bool   `yaml:"all" json:"all,omitempty"`
+	Regex    string `yaml:"regex" json:"regex,omitempty"`
+	Type     string `yaml:"type" json:"type,omitempty"`
+	Required bool   `yaml:"required" json:"required,omitempty"`
 }
 
 // DedupSpec configures the expiring dupefilter of a job's detail pages.
@@ -172,6 +203,7 @@ func ParseJobSpec(r io.Reader) (*JobSpec, error) {
 		return nil, fmt.Errorf("job: %w", nameFields(data, err))
 	}
 	spec.SeedCount = 0
+	spec.takeSeedList()
 	spec.ApplyDefaults()
 	if err := spec.Validate(); err != nil {
 		return nil, err

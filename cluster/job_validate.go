@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"net/url"
-	"sort"
 	"strings"
 	"time"
 
@@ -40,7 +39,7 @@ const (
 // giving every item an empty field.
 func (s *JobSpec) Validate() error {
 	for _, check := range []func() error{s.validateName, s.validateSeeds, s.validateDomains,
-		s.validateLinks, s.validateFields, s.validateLimits, s.Dedup.validate, s.RequestSpec.validate} {
+		s.validateModel, s.validateLimits, s.Dedup.validate, s.RequestSpec.validate} {
 		if err := check(); err != nil {
 			return fmt.Errorf("job: %w", err)
 		}
@@ -83,49 +82,45 @@ func (s *JobSpec) validateDomains() error {
 }
 
 func (s *JobSpec) validateLinks() error {
-	if s.DetailLink == nil || s.DetailLink.CSS == "" {
+	if s.DetailLink == nil {
 		return errors.New("detail_link.css: a selector for detail links is required")
 	}
-	if err := checkSelector(s.DetailLink.CSS); err != nil {
-		return fmt.Errorf("detail_link.css: %w", err)
+	if err := s.DetailLink.validateShort("detail_link"); err != nil {
+		return err
 	}
 	if s.NextLink == nil {
 		return nil
 	}
-	if s.NextLink.CSS == "" {
-		return errors.New("next_link.css: selector is empty")
+	return s.NextLink.validateShort("next_link")
+}
+
+// validateShort checks next_link or detail_link: the kinds they lead to
+// are the short form's own.
+func (l LinkRule) validateShort(path string) error {
+	if l.JSON != "" {
+		return fmt.Errorf("%s.json: the short form's pages are HTML; json paths need kinds with format: json", path)
 	}
-	if err := checkSelector(s.NextLink.CSS); err != nil {
-		return fmt.Errorf("next_link.css: %w", err)
+	sel, err := oneSelector(path, false, selector{"css", l.CSS}, selector{"xpath", l.XPath})
+	if err != nil {
+		return err
 	}
-	return nil
+	if err := checkSelectorOf(path, sel); err != nil {
+		return err
+	}
+	if l.Kind != "" {
+		return fmt.Errorf("%s.kind: %s leads to the short form's own kind; write kinds to name others", path, path)
+	}
+	if err := checkPattern(path+".allow", l.Allow); err != nil {
+		return err
+	}
+	return checkPattern(path+".deny", l.Deny)
 }
 
 func (s *JobSpec) validateFields() error {
 	if len(s.Fields) == 0 {
 		return errors.New("fields: at least one field is required")
 	}
-	if len(s.Fields) > MaxFields {
-		return fmt.Errorf("fields: %d fields is more than %d", len(s.Fields), MaxFields)
-	}
-	names := make([]string, 0, len(s.Fields))
-	for name := range s.Fields {
-		names = append(names, name)
-	}
-	sort.Strings(names) // report the same field first every time
-	for _, name := range names {
-		if name == "" || strings.HasPrefix(name, "$") || strings.ContainsAny(name, ".\x00") {
-			return fmt.Errorf("fields: %q is not a usable field name (no '.', no leading '$')", name)
-		}
-		f := s.Fields[name]
-		if f.CSS == "" {
-			return fmt.Errorf("fields.%s.css: selector is empty", name)
-		}
-		if err := checkSelector(f.CSS); err != nil {
-			return fmt.Errorf("fields.%s.css: %w", name, err)
-		}
-	}
-	return nil
+	return validateFieldRules("fields", s.Fields, false)
 }
 
 func (s *JobSpec) validateLimits() error {

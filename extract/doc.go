@@ -1,4 +1,23 @@
-// Package extract pulls links and fields out of fetched HTML with goquery:
-// the master uses it for next_link and detail_link on list pages, the slaves
-// for a job's fields on detail pages.
+// Package extract pulls links and fields out of fetched pages for every
+// process of the cluster: the master walks the links of non-item kinds,
+// the slaves extract the fields of item kinds (and their links, which go
+// back to the masters), and crawler check shows both for one page.
+//
+// A job's page kinds are compiled once (Compile, CompileJob) and run on
+// each page with Kind.Extract: CSS selectors, XPath 1.0
+// (github.com/antchfx/xpath) over the same parsed HTML, gjson paths over
+// JSON pages and over a page's JSON-LD, regular expressions, and the
+// conversions of a field's type (ParseNumber, ParseDate, ...).
+//
+// Extraction of one page has a bounded cost whatever the page and the
+// selectors. CSS selectors are evaluated a set at a time (css.go), in work
+// linear in the page for each compound selector, where cascadia
+// backtracks (n^6 on n nested elements for "p div div div div div a").
+// What can still cost more than linear time (text and position
+// pseudo-classes, XPath, which is evaluated node by node) is charged to a
+// work budget per page (Budget); past it the page fails with ErrLimit
+// (kind extract_limit), and a cancelled context stops the work too.
+//
+// Document, Parse, Links and Fields are the calls of the short form's
+// master and slaves; they run on the same engine.
 package extract

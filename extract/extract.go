@@ -2,21 +2,25 @@ package extract
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/url"
 	"strings"
 
-	"github.com/PuerkitoBio/goquery"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
 	"github.com/crawler-dev/crawler/cluster"
 )
 
-// Document is a parsed page and the URL it came from.
+// Document is a parsed HTML page and the URL it came from.
 type Document struct {
-	doc  *goquery.Document
+	root *html.Node
+	t    *tree
 	base *url.URL
+	// legacy is the page of the Links and Fields calls, which share one
+	// budget.
+	legacy *page
 }
 
 // Parse parses an HTML page fetched from pageURL. A <base href> in the page
@@ -26,41 +30,79 @@ func Parse(pageURL string, body []byte) (*Document, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse page url %q: %w", pageURL, err)
 	}
-	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(body))
+	root, err := html.Parse(bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("parse html of %s: %w", pageURL, err)
 	}
-	if href, ok := doc.Find("base[href]").First().Attr("href"); ok {
-		if b, err := base.Parse(strings.TrimSpace(href)); err == nil {
-			base = b
+	d := &Document{root: root, t: newTree(root), base: base}
+	for _, n := range d.t.nodes {
+		if n.DataAtom != atom.Base {
+			continue
+		}
+		if href, ok := attrOf(n, "href"); ok {
+			if b, err := base.Parse(strings.TrimSpace(href)); err == nil {
+				d.base = b
+			}
+			break
 		}
 	}
-	return &Document{doc: doc, base: base}, nil
+	return d, nil
 }
 
 // Base is the URL relative links are resolved against.
 func (d *Document) Base() *url.URL { return d.base }
 
+// Elements is the number of elements of the page.
+func (d *Document) Elements() int { return len(d.t.nodes) }
+
+// page returns a page over the document with a meter of its own.
+func (d *Document) page(ctx context.Context, b Budget) *page {
+	m := newMeter(ctx, b.limit(len(d.t.nodes)))
+	return &page{base: d.base, t: d.t, m: m, css: newCSSEval(d.t, m)}
+}
+
+// legacyPage is the page the Links and Fields calls share, with
+// DefaultBudget.
+func (d *Document) legacyPage() *page {
+	if d.legacy == nil {
+		d.legacy = d.page(context.Background(), DefaultBudget)
+	}
+	return d.legacy
+}
+
+// Err reports why a Links or Fields call returned nothing: ErrLimit when
+// the calls on this document passed DefaultBudget.
+func (d *Document) Err() error {
+	if d.legacy == nil {
+		return nil
+	}
+	return d.legacy.m.err
+}
+
 // Links returns the raw attribute values selected by rule, in document
-// order, without empty values, javascript: and mailto: links. They are not
-// yet resolved: callers canonicalize them against Base.
+// order, without empty values, javascript: and mailto: links and those
+// the rule's allow or deny leaves out. They are not yet resolved: callers
+// canonicalize them against Base. A rule that does not compile, or work
+// past the document's budget (see Err), gives none.
 func (d *Document) Links(rule *cluster.LinkRule) []string {
 	if rule == nil {
 		return nil
 	}
-	attr := rule.Attr
-	if attr == "" {
-		attr = "href"
+	l, err := compileLink(*rule)
+	if err != nil {
+		return nil
 	}
-	var out []string
-	d.doc.Find(rule.CSS).Each(func(_ int, s *goquery.Selection) {
-		v, ok := s.Attr(attr)
-		v = strings.TrimSpace(v)
-		if !ok || v == "" || isNonHTTP(v) {
-			return
+	p := d.legacyPage()
+	refs, err := p.rawLinks(l)
+	if err != nil {
+		return nil
+	}
+	out := refs[:0]
+	for _, ref := range refs {
+		if abs, err := d.base.Parse(ref); err != nil || l.admits(abs.String()) {
+			out = append(out, ref)
 		}
-		out = append(out, v)
-	})
+	}
 	return out
 }
 
@@ -76,45 +118,44 @@ func isNonHTTP(ref string) bool {
 
 // Fields extracts a job's fields: a string for a single match (empty when
 // nothing matches), a []string for a rule with All. Attribute values that
-// look like URLs (href, src) are resolved to absolute URLs.
+// look like URLs (href, src) are resolved to absolute URLs. A rule with a
+// type gives its converted value (see Result.Fields); conversion errors
+// and missing required fields are not reported here: Kind.Extract reports
+// them.
 func (d *Document) Fields(rules map[string]cluster.FieldRule) map[string]any {
 	out := make(map[string]any, len(rules))
+	res := &Result{Fields: out}
+	p := d.legacyPage()
 	for name, r := range rules {
-		sel := d.doc.Find(r.CSS)
-		if r.All {
-			vals := []string{}
-			sel.Each(func(_ int, s *goquery.Selection) {
-				if v := d.value(s, r.Attr); v != "" {
-					vals = append(vals, v)
-				}
-			})
-			out[name] = vals
-			continue
+		f, err := compileField(name, r)
+		if err != nil || p.field(f, res) != nil {
+			out[name] = emptyValue(r)
 		}
-		out[name] = d.value(sel.First(), r.Attr)
 	}
 	return out
 }
 
-func (d *Document) value(s *goquery.Selection, attr string) string {
-	if s.Length() == 0 {
+// emptyValue is a field's value when nothing could be selected.
+func emptyValue(r cluster.FieldRule) any {
+	switch {
+	case r.All && (r.Type == "" || r.Type == cluster.TypeString):
+		return []string{}
+	case r.All:
+		return []any{}
+	case r.Type == "" || r.Type == cluster.TypeString:
 		return ""
 	}
-	if attr == "" {
-		return textOf(s, false)
-	}
-	v := strings.TrimSpace(s.AttrOr(attr, ""))
-	if v != "" && (attr == "href" || attr == "src") {
-		if u, err := d.base.Parse(v); err == nil {
-			return u.String()
-		}
-	}
-	return v
+	return nil
 }
 
 // Text returns the visible text of the whole body, whitespace collapsed.
 func (d *Document) Text() string {
-	return textOf(d.doc.Find("body"), true)
+	for _, n := range d.t.nodes {
+		if n.DataAtom == atom.Body {
+			return textOf([]*html.Node{n}, true)
+		}
+	}
+	return ""
 }
 
 // blockElements end a run of words: the text on either side of them is
@@ -130,10 +171,10 @@ var blockElements = map[atom.Atom]bool{
 	atom.Summary: true, atom.Table: true, atom.Td: true, atom.Th: true, atom.Tr: true, atom.Ul: true,
 }
 
-// textOf returns the text of s's nodes with block boundaries as spaces and
+// textOf returns the text of nodes with block boundaries as spaces and
 // whitespace collapsed; hidden drops script, style, noscript and template
 // content below them.
-func textOf(s *goquery.Selection, hidden bool) string {
+func textOf(nodes []*html.Node, hidden bool) string {
 	var b strings.Builder
 	var walk func(n *html.Node)
 	walk = func(n *html.Node) {
@@ -159,7 +200,7 @@ func textOf(s *goquery.Selection, hidden bool) string {
 			walk(c)
 		}
 	}
-	for _, n := range s.Nodes {
+	for _, n := range nodes {
 		walk(n)
 	}
 	return CollapseSpace(b.String())

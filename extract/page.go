@@ -1,0 +1,308 @@
+package extract
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/tidwall/gjson"
+	"golang.org/x/net/html"
+
+	"github.com/crawler-dev/crawler/canon"
+	"github.com/crawler-dev/crawler/cluster"
+)
+
+// page is one page being extracted: its HTML tree (or JSON body), the
+// base its links resolve against, and the meter its work is charged to.
+type page struct {
+	base *url.URL
+	t    *tree  // nil for a JSON page
+	json []byte // a JSON page's body
+	m    *meter
+	css  *cssEval
+	ld   []string // the page's JSON-LD objects, once read
+	read bool     // ld has been read
+}
+
+// errNotJSON is returned for a JSON kind's page that is not JSON.
+var errNotJSON = errors.New("the page is not JSON")
+
+func openJSON(ctx context.Context, pageURL string, body []byte, b Budget) (*page, error) {
+	base, err := url.Parse(pageURL)
+	if err != nil {
+		return nil, fmt.Errorf("parse page url %q: %w", pageURL, err)
+	}
+	if !gjson.ValidBytes(body) {
+		return nil, fmt.Errorf("%s: %w", pageURL, errNotJSON)
+	}
+	return &page{base: base, json: body, m: newMeter(ctx, b.limit(len(body)/16))}, nil
+}
+
+// selectorRule is a compiled selector: exactly one of its fields is set.
+type selectorRule struct {
+	css    *cssSelector
+	xpath  *xpathRule
+	json   string
+	jsonld string
+}
+
+func compileSelector(css, xp, jsonPath, jsonld string) (selectorRule, error) {
+	switch {
+	case css != "":
+		sel, err := compileCSS(css)
+		if err != nil {
+			return selectorRule{}, fmt.Errorf("css: %w", err)
+		}
+		return selectorRule{css: sel}, nil
+	case xp != "":
+		e, err := compileXPath(xp)
+		if err != nil {
+			return selectorRule{}, fmt.Errorf("xpath: %w", err)
+		}
+		return selectorRule{xpath: e}, nil
+	case jsonPath != "":
+		return selectorRule{json: jsonPath}, nil
+	case jsonld != "":
+		return selectorRule{jsonld: jsonld}, nil
+	}
+	return selectorRule{}, errors.New("css: selector is empty")
+}
+
+// value is one selected value: its text, and for a JSON value whether it
+// is a JSON number (read as one, not as text).
+type value struct {
+	text string
+	num  *gjson.Result
+}
+
+// selectValues returns what sel selects on the page, in document order:
+// elements give their attribute attr, or their text when attr is "".
+func (p *page) selectValues(sel selectorRule, attr string) ([]value, error) {
+	if sel.json != "" || sel.jsonld != "" {
+		return p.jsonSelect(sel)
+	}
+	items, err := p.selectItems(sel)
+	out := make([]value, 0, len(items))
+	for _, it := range items {
+		out = append(out, value{text: p.itemValue(it, attr)})
+	}
+	return out, err
+}
+
+// selectItems evaluates a css or xpath selector: the nodes (or XPath
+// values) it selects, in document order.
+func (p *page) selectItems(sel selectorRule) ([]xpathItem, error) {
+	switch {
+	case p.t == nil:
+		return nil, errors.New("css and xpath selectors read HTML pages, not JSON")
+	case sel.css != nil:
+		nodes, ok := p.css.selectAll(sel.css)
+		if !ok {
+			return nil, p.m.err
+		}
+		items := make([]xpathItem, len(nodes))
+		for i, n := range nodes {
+			items[i] = xpathItem{node: n, attr: -1}
+		}
+		return items, nil
+	}
+	items, ok := evalXPath(sel.xpath, p.t, p.m)
+	if !ok {
+		return nil, p.m.err
+	}
+	return items, nil
+}
+
+// jsonSelect reads a json path of a JSON page or a jsonld path of an HTML
+// page's JSON-LD.
+func (p *page) jsonSelect(sel selectorRule) ([]value, error) {
+	var results []gjson.Result
+	if sel.json != "" {
+		if p.json == nil {
+			return nil, errors.New("json paths read JSON pages (format: json)")
+		}
+		if !p.m.charge(int64(len(p.json)/16 + 1)) {
+			return nil, p.m.err
+		}
+		results = jsonValues(p.json, sel.json)
+	} else {
+		if p.t == nil {
+			return nil, errors.New("jsonld paths read HTML pages")
+		}
+		if !p.read {
+			p.ld, p.read = jsonLD(p.t), true
+		}
+		results = jsonLDValues(p.ld, sel.jsonld)
+	}
+	out := make([]value, 0, len(results))
+	for i := range results {
+		v := value{text: jsonText(results[i])}
+		if results[i].Type == gjson.Number {
+			v.num = &results[i]
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// nodeValue is an element's text, or its attribute attr trimmed (href and
+// src made absolute).
+func (p *page) nodeValue(n *html.Node, attr string) string {
+	if attr == "" {
+		return textOf([]*html.Node{n}, false)
+	}
+	for _, a := range n.Attr {
+		if a.Key == attr {
+			return p.attrValue(attr, a.Val)
+		}
+	}
+	return ""
+}
+
+// attrValue trims an attribute's value and makes href and src absolute.
+func (p *page) attrValue(key, v string) string {
+	v = strings.TrimSpace(v)
+	if v != "" && (key == "href" || key == "src") {
+		if u, err := p.base.Parse(v); err == nil {
+			return u.String()
+		}
+	}
+	return v
+}
+
+// itemValue is the value of one XPath result.
+func (p *page) itemValue(it xpathItem, attr string) string {
+	switch {
+	case it.node == nil:
+		return strings.TrimSpace(it.scalar)
+	case it.attr >= 0:
+		a := it.node.Attr[it.attr]
+		return p.attrValue(a.Key, a.Val)
+	case it.node.Type == html.ElementNode:
+		return p.nodeValue(it.node, attr)
+	}
+	return CollapseSpace(it.node.Data)
+}
+
+// linkRule is a compiled link rule.
+type linkRule struct {
+	index       int
+	spec        cluster.LinkRule
+	sel         selectorRule
+	attr        string
+	allow, deny *regexp.Regexp
+}
+
+func compileLink(l cluster.LinkRule) (*linkRule, error) {
+	sel, err := compileSelector(l.CSS, l.XPath, l.JSON, "")
+	if err != nil {
+		return nil, err
+	}
+	r := &linkRule{spec: l, sel: sel, attr: l.Attr}
+	if r.attr == "" {
+		r.attr = "href"
+	}
+	if r.allow, err = compilePattern("allow", l.Allow); err != nil {
+		return nil, err
+	}
+	if r.deny, err = compilePattern("deny", l.Deny); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// rawLinks returns the references a link rule selects, trimmed, as
+// written (not yet resolved), without empty ones and javascript:,
+// mailto:, tel:, data: and #fragment links.
+func (p *page) rawLinks(l *linkRule) ([]string, error) {
+	var refs []string
+	if l.sel.json != "" {
+		vals, err := p.jsonSelect(l.sel)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range vals {
+			refs = append(refs, v.text)
+		}
+	} else {
+		items, err := p.selectItems(l.sel)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range items {
+			if v, ok := linkRef(it, l.attr); ok {
+				refs = append(refs, v)
+			}
+		}
+	}
+	out := refs[:0]
+	for _, v := range refs {
+		if v = strings.TrimSpace(v); v != "" && !isNonHTTP(v) {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// linkRef is the reference one selected node holds: an element's
+// attribute attr, an attribute's or text's value.
+func linkRef(it xpathItem, attr string) (string, bool) {
+	switch {
+	case it.node == nil:
+		return it.scalar, true
+	case it.attr >= 0:
+		return it.node.Attr[it.attr].Val, true
+	case it.node.Type == html.ElementNode:
+		return attrOf(it.node, attr)
+	}
+	return it.node.Data, true
+}
+
+func attrOf(n *html.Node, key string) (string, bool) {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val, true
+		}
+	}
+	return "", false
+}
+
+// links adds what one rule finds to res: resolved, filtered by allow and
+// deny, canonicalized, each URL once per page.
+func (p *page) links(l *linkRule, res *Result, seen map[string]bool) error {
+	refs, err := p.rawLinks(l)
+	if err != nil {
+		return err
+	}
+	res.Found[l.index] = len(refs)
+	for _, ref := range refs {
+		abs, err := p.base.Parse(ref)
+		if err != nil {
+			res.Invalid++
+			continue
+		}
+		abs.Fragment, abs.RawFragment = "", ""
+		if !l.admits(abs.String()) {
+			res.Filtered++
+			continue
+		}
+		link, err := canon.URL(abs.String())
+		if err != nil {
+			res.Invalid++
+			continue
+		}
+		if !seen[link] {
+			seen[link] = true
+			res.Links = append(res.Links, Link{URL: link, Kind: l.spec.Kind, Rule: l.index})
+		}
+	}
+	return nil
+}
+
+// admits reports whether a resolved link passes the rule's allow and deny.
+func (l *linkRule) admits(link string) bool {
+	return (l.allow == nil || l.allow.MatchString(link)) && (l.deny == nil || !l.deny.MatchString(link))
+}
