@@ -69,6 +69,19 @@ func (f *frontier) seed(ctx context.Context, round int64) (int64, error) {
 	return left, nil
 }
 
+// queueNext appends the next list pages not yet seen this round to the
+// frontier, ahead of the commit of the page that links them.
+func (f *frontier) queueNext(ctx context.Context, round int64, next []pageRef) error {
+	if len(next) == 0 {
+		return nil
+	}
+	keys := []string{f.keys.Frontier(), f.keys.ListSeen(round)}
+	if err := f.run(ctx, queueNextScript, keys, pairs(next)...).Err(); err != nil {
+		return fmt.Errorf("queue next list pages: %w", codes.Translate(err))
+	}
+	return nil
+}
+
 // commit finishes list page member, queueing next, and adds counters to the
 // job's stats.
 func (f *frontier) commit(ctx context.Context, round int64, member string, counters map[string]int64, next []pageRef) error {

@@ -338,10 +338,16 @@ func (r *jobRunner) working(p string) (done func()) {
 		r.mu.Lock()
 		delete(r.inProgress, p)
 		r.mu.Unlock()
-		select {
-		case r.pageDone <- struct{}{}:
-		default:
-		}
+		r.nudge()
+	}
+}
+
+// nudge wakes the feeder: a list page is done with, or queued the next
+// pages of the walk.
+func (r *jobRunner) nudge() {
+	select {
+	case r.pageDone <- struct{}{}:
+	default:
 	}
 }
 

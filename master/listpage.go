@@ -140,8 +140,16 @@ func (r *jobRunner) processList(ctx context.Context, round int64, member string,
 		res.Page.Release()
 		return r.failList(ctx, round, member, page, downloader.Result{Kind: downloader.Failed, Err: err, Tries: res.Tries})
 	}
+	// The next level of the walk goes to the frontier first, so it is
+	// fetched while this page's detail links are admitted: the walk is
+	// the clock of a one-site crawl. A crash before the commit fetches
+	// this page again; the frontier and the dupefilter take each link once.
+	if err := r.frontier.queueNext(ctx, round, r.nextPages(page, doc)); err != nil {
+		res.Page.Release()
+		return err
+	}
+	r.nudge()
 	counters, err := r.admitDetails(ctx, round, page, doc)
-	next := r.nextPages(page, doc)
 	res.Page.Release()
 	if err != nil {
 		return err
@@ -150,7 +158,7 @@ func (r *jobRunner) processList(ctx context.Context, round int64, member string,
 	if res.Tries > 1 {
 		counters[cluster.StatRetries] = int64(res.Tries - 1)
 	}
-	return r.frontier.commit(ctx, round, member, counters, next)
+	return r.frontier.commit(ctx, round, member, counters, nil)
 }
 
 // admitDetails routes the page's detail links: one atomic dupefilter call

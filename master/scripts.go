@@ -21,6 +21,7 @@ var (
 	startRoundScript = luascript.Load(luaFiles, "lua/fence.lua", "lua/start_round.lua")
 	seedScript       = luascript.Load(luaFiles, "lua/fence.lua", "lua/seed.lua")
 	commitListScript = luascript.Load(luaFiles, "lua/fence.lua", "lua/commit_list.lua")
+	queueNextScript  = luascript.Load(luaFiles, "lua/fence.lua", "lua/queue_next.lua")
 	finishScript     = luascript.Load(luaFiles, "lua/fence.lua", "lua/finish.lua")
 	cancelScript     = luascript.Load(luaFiles, "lua/fence.lua", "lua/cancel.lua")
 	acquireScript    = luascript.Load(luaFiles, "lua/acquire.lua")

@@ -15,21 +15,20 @@ type gate struct {
 	life      time.Duration // how long rate tokens keep (limits.stock)
 	gcraBurst int           // the burst the GCRA grants with (limits.stock)
 
-	held   int // slots of the cap this process holds (as of the last sync)
-	busy   int // passes out: requests in flight
-	tokens int // rate tokens in stock, good until tokensUntil
-	share  int // this process's fair share of the cap, as of the last sync
+	held   int   // slots of the cap this process holds (as of the last sync)
+	busy   int   // passes out: requests in flight
+	tokens stock // rate tokens
+	share  int   // this process's fair share of the cap, as of the last sync
 
-	contended   bool      // some process held less than its share at the last sync
-	validUntil  time.Time // the holding lapses in Redis after this, on our clock
-	paused      time.Time // no request starts before this
-	tokensUntil time.Time // the stock of tokens is dropped at this time
-	rateAt      time.Time // asking for tokens again may grant some from then
-	retryAt     time.Time // a fruitless ask for slots is not repeated before
-	lastSync    time.Time
-	syncing     bool
-	registered  bool // the holders hash has an entry of ours
-	reported    int  // the want the last sync told
+	contended  bool      // some process held less than its share at the last sync
+	validUntil time.Time // the holding lapses in Redis after this, on our clock
+	paused     time.Time // no request starts before this
+	rateAt     time.Time // asking for tokens again may grant some from then
+	retryAt    time.Time // a fruitless ask for slots is not repeated before
+	lastSync   time.Time
+	syncing    bool
+	registered bool // the holders hash has an entry of ours
+	reported   int  // the want the last sync told
 
 	waiters []*waiter
 	peak    int       // most requests busy or waiting since peakAt
@@ -71,7 +70,66 @@ func (g *gate) setRule(rule Rule, o Options) {
 }
 
 // hasTokens reports whether the stock of rate tokens can be used now.
-func (g *gate) hasTokens(now time.Time) bool { return g.tokens > 0 && now.Before(g.tokensUntil) }
+func (g *gate) hasTokens(now time.Time) bool { return g.tokens.left(now) > 0 }
+
+// lowOnTokens reports a stock, of tokens that keep, down to a quarter of
+// what the last grant brought while requests wait or run: the next is
+// asked for now, so it comes before the stock runs out.
+func (g *gate) lowOnTokens(now time.Time) bool {
+	left := g.tokens.left(now)
+	return g.life > 0 && left > 0 && left*4 <= g.tokens.granted && g.demand() > 0
+}
+
+// stock is one process's rate tokens for a host: the last grant and what
+// is left of the one before, each good until its own time (a token is
+// used by the end of its life, never later).
+type stock struct {
+	n, prev          int
+	until, prevUntil time.Time
+	granted          int // the last grant
+}
+
+// left is how many tokens can be used at now.
+func (s *stock) left(now time.Time) int {
+	n := 0
+	if now.Before(s.until) {
+		n += s.n
+	}
+	if now.Before(s.prevUntil) {
+		n += s.prev
+	}
+	return n
+}
+
+// take uses one token, the oldest first.
+func (s *stock) take(now time.Time) {
+	if s.prev > 0 && now.Before(s.prevUntil) {
+		s.prev--
+		return
+	}
+	s.n--
+}
+
+// add puts a new grant of n tokens, good until until, in the stock; what
+// is left of the last grant stays good until its own end.
+func (s *stock) add(n int, until time.Time, now time.Time) {
+	s.prev, s.prevUntil = 0, time.Time{}
+	if now.Before(s.until) {
+		s.prev, s.prevUntil = s.n, s.until
+	}
+	s.n, s.until, s.granted = n, until, n
+}
+
+// drop throws the stock away.
+func (s *stock) drop() { *s = stock{} }
+
+// ends is when the stock, or a part of it, is dropped next.
+func (s *stock) ends(now time.Time) time.Time {
+	if s.prev > 0 && now.Before(s.prevUntil) {
+		return s.prevUntil
+	}
+	return s.until
+}
 
 // demand is how many requests the process has for the host now.
 func (g *gate) demand() int { return g.busy + len(g.waiters) }
@@ -116,9 +174,9 @@ func (g *gate) blocked(now time.Time) Reason {
 }
 
 // take uses a slot and a token for one request.
-func (g *gate) take() {
+func (g *gate) take(now time.Time) {
 	g.busy++
-	g.tokens--
+	g.tokens.take(now)
 	g.passes++
 }
 
@@ -129,7 +187,7 @@ func (g *gate) dispatch(gs *Gates, now time.Time) {
 		w := g.waiters[0]
 		g.waiters[0] = nil
 		g.waiters = g.waiters[1:]
-		g.take()
+		g.take(now)
 		w.ch <- &Pass{gates: gs, gate: g, Waited: now.Sub(w.since), Reason: w.reason}
 	}
 }

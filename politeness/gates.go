@@ -84,7 +84,7 @@ func (g *Gates) Enter(ctx context.Context, host string, rule Rule) (*Pass, error
 	gt := g.gateFor(host, rule, now)
 	reason := gt.blocked(now)
 	if reason == ReasonNone && len(gt.waiters) == 0 {
-		gt.take()
+		gt.take(now)
 		gt.notePeak(now)
 		g.mu.Unlock()
 		return &Pass{gates: g, gate: gt}, nil

@@ -85,6 +85,8 @@ func (g *Gates) isDue(gt *gate, now time.Time) bool {
 		return true
 	case waiting && gt.usable(now) > 0 && !gt.hasTokens(now) && !now.Before(gt.rateAt):
 		return true
+	case gt.lowOnTokens(now) && !now.Before(gt.rateAt):
+		return true // refill before the stock runs out, so no request waits for it
 	case gt.held > max(gt.share, gt.busy):
 		return true
 	case (gt.registered || gt.held > 0) && !now.Before(g.nextHeartbeat(gt)):
@@ -135,15 +137,16 @@ func (g *Gates) slotsDue(gt *gate, now time.Time, keep, want int) bool {
 }
 
 // tokensToAsk is how many rate tokens to ask for: none while the stock
-// lasts, the rate says wait or nobody waits; else enough for the slots
-// free now and those the gate's pace frees while tokens keep (each is
-// dropped after its life: see Options.StockLife), within the burst.
+// lasts (and is not low), the rate says wait or the host is idle; else
+// enough for the slots free now, the demand it told, and what the gate's
+// pace uses while tokens keep (each stock is dropped after its life: see
+// Options.StockLife), within the burst.
 func (g *Gates) tokensToAsk(gt *gate, now time.Time) int {
-	if len(gt.waiters) == 0 || gt.hasTokens(now) || now.Before(gt.rateAt) {
+	if (gt.hasTokens(now) && !gt.lowOnTokens(now)) || now.Before(gt.rateAt) || gt.demand() == 0 {
 		return 0
 	}
-	n := max(gt.usable(now), 1) + int(math.Ceil(gt.perSec*gt.life.Seconds()))
-	return min(n, len(gt.waiters), gt.gcraBurst, g.budget.opts.MaxStock)
+	n := max(gt.usable(now), gt.reported, len(gt.waiters), 1) + int(math.Ceil(gt.perSec*gt.life.Seconds()))
+	return min(n, gt.gcraBurst, g.budget.opts.MaxStock)
 }
 
 // call builds the script's arguments (lua/sync.lua) and marks gt syncing;
@@ -207,10 +210,10 @@ func (g *Gates) apply(c *syncCall, val any) {
 	if c.keep >= 0 {
 		g.applySlots(c, res, now)
 	}
-	if tokens := int(toInt64(res[3])); tokens > 0 { // a new stock replaces what is left of the last
+	if tokens := int(toInt64(res[3])); tokens > 0 {
 		// Tokens are as late as the round trip that brought them, as any
 		// grant is, plus at most their life.
-		gt.tokens, gt.tokensUntil = tokens, now.Add(max(gt.life, time.Nanosecond))
+		gt.tokens.add(tokens, now.Add(max(gt.life, time.Nanosecond)), now)
 	}
 	gt.rateAt = time.Time{}
 	if wait := toInt64(res[4]); wait > 0 {
@@ -221,7 +224,7 @@ func (g *Gates) apply(c *syncCall, val any) {
 	}
 	gt.dispatch(g, now)
 	if gt.life == 0 {
-		gt.tokens = 0
+		gt.tokens.drop()
 	}
 }
 
@@ -298,7 +301,7 @@ func (g *Gates) untilDue(now time.Time) time.Duration {
 			next = earliest(next, g.nextHeartbeat(gt))
 		}
 		if len(gt.waiters) > 0 {
-			for _, t := range []time.Time{gt.retryAt, gt.rateAt, gt.paused, gt.validUntil, gt.tokensUntil} {
+			for _, t := range []time.Time{gt.retryAt, gt.rateAt, gt.paused, gt.validUntil, gt.tokens.ends(now)} {
 				if t.After(now) {
 					next = earliest(next, t)
 				}
