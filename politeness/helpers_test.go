@@ -54,16 +54,6 @@ func newBudget(t testing.TB, rdb redis.UniversalClient, keys cluster.Keys, tune 
 	return b
 }
 
-// eventually polls cond until it holds or timeout passes.
-func eventually(timeout time.Duration, cond func() bool) bool {
-	for end := time.Now().Add(timeout); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		if cond() {
-			return true
-		}
-	}
-	return cond()
-}
-
 // roundTrips counts the requests a client sends to Redis: one per command
 // and one per pipeline (n), and the pipelines alone (p).
 type roundTrips struct{ n, p atomic.Int64 }
