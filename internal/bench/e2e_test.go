@@ -18,6 +18,7 @@ import (
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/demosite"
+	"github.com/crawler-dev/crawler/internal/testenv"
 )
 
 // The tests in this file start real crawler processes (the binary built
@@ -295,6 +296,17 @@ func TestTap_agreesWithTheProcesses(t *testing.T) {
 	}
 	if err := cl.waitSlaves(ctx, meter.rdb, 1); err != nil {
 		t.Fatal(err)
+	}
+	// A slave registers before the master has bound its listener (the
+	// master opens its store first): each process is ready when it answers.
+	for name, addr := range addrs {
+		testenv.Eventually(t, 2*time.Minute, name+" serving /metrics", func() bool {
+			resp, err := http.Get("http://" + addr + "/metrics")
+			if err == nil {
+				resp.Body.Close()
+			}
+			return err == nil
+		})
 	}
 	sites, err := serveHosts(2, demosite.Options{Details: 300, GoneEvery: -1, FlakyEvery: -1})
 	if err != nil {
