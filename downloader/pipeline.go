@@ -83,7 +83,9 @@ func (d *Downloader) turn(ctx context.Context, r *Request, u *url.URL, rule poli
 			d.dropPick(picked)
 			return nil, nil, err
 		}
-		d.deps.Metrics.Politeness().Waited(r.host, pass.Waited, string(pass.Reason))
+		if pass.Reason != politeness.ReasonNone {
+			d.deps.Metrics.Politeness().Waited(r.host, pass.Waited, string(pass.Reason))
+		}
 		if picked != nil {
 			return pass, picked, nil
 		}

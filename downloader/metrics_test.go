@@ -1,0 +1,81 @@
+package downloader
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/fetch"
+	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/metrics"
+)
+
+// TestDownloader_politenessMetrics: requests the host's budget holds back
+// are counted in crawler_politeness_waits_total and _wait_seconds under
+// their reason; requests that went at once are not counted as waits.
+func TestDownloader_politenessMetrics(t *testing.T) {
+	s := newSite(t, func(w http.ResponseWriter, r *http.Request) { html(w, "<h1>page</h1>") })
+	reg, err := metrics.New(metrics.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb, keys := testenv.Redis(t)
+	d, err := New(fastOptions(), Deps{Redis: rdb, Keys: keys, Fetcher: fetch.New(fetch.DefaultOptions()),
+		Metrics: reg.Node(metrics.RoleSlave, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); _ = d.Run(ctx) }()
+	defer func() { stop(); <-stopped }()
+	g := &rig{t: t, ctx: ctx, rdb: rdb, keys: keys, d: d, got: map[string]Result{}, done: make(chan Result, 10)}
+	j := g.job(func(s *cluster.JobSpec) { s.PerHostConcurrency, s.ObeyRobots = 2, false })
+	// Six at once wait for the host's two slots; then six one after the
+	// other go at once.
+	const pages = 6
+	for i := 0; i < pages; i++ {
+		g.submit(j, fmt.Sprintf("%s/p%d", s.URL, i))
+	}
+	g.wait(pages, time.Minute)
+	for i := 0; i < pages; i++ {
+		g.submit(j, fmt.Sprintf("%s/q%d", s.URL, i))
+		g.wait(1, time.Minute)
+	}
+
+	families, err := reg.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	waits, observed := map[string]float64{}, map[string]uint64{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			reason := ""
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "reason" {
+					reason = l.GetValue()
+				}
+			}
+			switch f.GetName() {
+			case "crawler_politeness_waits_total":
+				waits[reason] += m.GetCounter().GetValue()
+			case "crawler_politeness_wait_seconds":
+				observed[reason] += m.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	// Requests held back waited for a slot (full); none of those that
+	// went at once counts as a wait.
+	held := waits["full"]
+	if held < pages-2 || float64(observed["full"]) != held {
+		t.Errorf("waits counted %v, observed %v; want the requests held back counted in both", waits, observed)
+	}
+	for _, reason := range []string{"", "other"} {
+		if _, ok := waits[reason]; ok {
+			t.Errorf("requests that went at once counted as waits: %v", waits)
+		}
+	}
+}
