@@ -36,8 +36,11 @@ var ErrJobFinished = errors.New("the job is finished")
 
 // Cancel asks the master that owns the job to stop it: it stops walking
 // the list pages, drops the tasks still queued (counted as cancelled) and
-// marks the job finished once the tasks already in flight are finished by
-// their slaves (or dropped, should their lease lapse). A pending job that
+// marks the job finished once the requests already on the wire are
+// finished by their slaves (or dropped, should their lease lapse). Slaves
+// learn of it within a second or two and hand back the tasks they hold but
+// have not sent, which are dropped too: a host paused for an hour does not
+// hold the cancel up. A pending job that
 // no master holds (none runs, or none under this key prefix) is finished
 // here at once, so it can be reset or submitted again: finished reports
 // that.

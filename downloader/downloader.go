@@ -208,16 +208,25 @@ func (d *Downloader) Submit(r *Request) {
 	}()
 }
 
-// waitContext is the context r waits under: it ends when r.Ctx ends or
-// the Downloader stops. A request already sent is not cut short by the
-// stop (see send).
+// waitContext is the context r waits under: it ends when r.Ctx or
+// r.Abandon ends or the Downloader stops. A request already sent is not
+// cut short by the stop or the abandon (see send).
 func (d *Downloader) waitContext(r *Request) (context.Context, context.CancelFunc) {
-	if r.Ctx == nil {
-		return context.WithCancel(d.stop)
+	parent := r.Ctx
+	if parent == nil {
+		parent = d.stop
 	}
-	ctx, cancel := context.WithCancel(r.Ctx)
-	stopWatch := context.AfterFunc(d.stop, cancel)
-	return ctx, func() { stopWatch(); cancel() }
+	ctx, cancel := context.WithCancel(parent)
+	stops := []func() bool{context.AfterFunc(d.stop, cancel)}
+	if r.Abandon != nil {
+		stops = append(stops, context.AfterFunc(r.Abandon, cancel))
+	}
+	return ctx, func() {
+		for _, stop := range stops {
+			stop()
+		}
+		cancel()
+	}
 }
 
 // Run sends requests until ctx ends. Then it lets the requests in flight

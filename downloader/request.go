@@ -26,7 +26,8 @@ const (
 	// Offsite: a redirect led off the job's allowed domains; it was not
 	// followed. Result.Err names the target.
 	Offsite
-	// Cancelled: the caller's context or the Downloader ended first.
+	// Cancelled: the caller's context or Abandon, or the Downloader, ended
+	// before the request was sent.
 	// Nothing is known about the page; hand the work back.
 	Cancelled
 )
@@ -45,6 +46,10 @@ type Request struct {
 	// Ctx is the caller's context for this page: when it ends (the job is
 	// taken over, the slave stops) the request is cancelled wherever it is.
 	Ctx context.Context
+	// Abandon, when not nil, ends the request's waits when it ends (client
+	// cancel stopped the job): a request not yet sent is Cancelled, while
+	// one on the wire runs to its end, as the site is serving it already.
+	Abandon context.Context
 	// URL is the page's absolute URL.
 	URL string
 	// Job is the job the page belongs to.

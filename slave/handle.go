@@ -36,11 +36,15 @@ type work struct {
 // handle settles what the downloader made of a task: a fetched page's item
 // goes to the committer (near-duplicates, store, then acknowledgement in
 // batches); anything else is recorded and acknowledged. A cancelled task
-// stays held, to be handed back.
+// stays held, to be handed back when the slave stops, unless its job
+// stopped: then it goes back now, for the master to drop.
 func (s *Slave) handle(ctx context.Context, res downloader.Result) {
 	w := res.Request.Item.(*work)
 	switch res.Kind {
 	case downloader.Cancelled:
+		if w.job.stopped.Err() != nil && ctx.Err() == nil {
+			s.handBackStopped(ctx, w)
+		}
 		return
 	case downloader.Fetched:
 		item, err := s.extractItem(w, res.Page)
@@ -93,6 +97,17 @@ func (s *Slave) letGo(ctx context.Context, w *work, cause error) {
 		zap.Int("deliveries", w.deliveries), zap.Error(cause))
 	if _, err := w.job.queue.Note(ctx, w.raw, cause.Error()); err != nil {
 		s.log.Warn("note why a task was not finished", zap.Error(err))
+	}
+	s.held.remove(w.job, w.raw)
+}
+
+// handBackStopped returns a task of a stopped job that was never sent
+// to the head of its queue, uncounted as a delivery: the master drops it
+// as cancelled. If that fails, its lease lapses and the master drops it
+// then.
+func (s *Slave) handBackStopped(ctx context.Context, w *work) {
+	if _, err := w.job.queue.Release(ctx, []string{w.raw}); err != nil {
+		s.log.Warn("hand back a task of a stopped job; its lease will lapse", zap.String("job", w.job.name), zap.Error(err))
 	}
 	s.held.remove(w.job, w.raw)
 }

@@ -26,6 +26,10 @@ type job struct {
 	queue     *queue.SlaveQueue // this slave's queue of the job
 	near      *neardup.Index
 	dl        *downloader.Job // its request settings, cookies and robots.txt
+	// stopped ends when the job stops running here (client cancel asked to
+	// stop it, or it finished): its requests not yet sent are abandoned.
+	stopped context.Context
+	stop    context.CancelFunc
 }
 
 // jobSet is the running jobs, refreshed from Redis, visited round-robin so
@@ -84,7 +88,7 @@ func (s *jobSet) refresh(ctx context.Context) error {
 	pipe := s.rdb.Pipeline()
 	states := make([]*redis.SliceCmd, len(names))
 	for i, n := range names {
-		states[i] = pipe.HMGet(ctx, s.keys.Job(n).State(), cluster.StateField, cluster.StateSubmittedAt)
+		states[i] = pipe.HMGet(ctx, s.keys.Job(n).State(), cluster.StateField, cluster.StateSubmittedAt, cluster.StateCancel)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return fmt.Errorf("read job states: %w", err)
@@ -94,7 +98,7 @@ func (s *jobSet) refresh(ctx context.Context) error {
 		vals := states[i].Val()
 		state, _ := vals[0].(string)
 		submitted, _ := vals[1].(string)
-		if state != cluster.StateRunning {
+		if state != cluster.StateRunning || vals[2] != nil { // vals[2]: a cancel was asked for
 			continue
 		}
 		j, err := s.load(ctx, n, submitted)
@@ -113,14 +117,16 @@ func (s *jobSet) refresh(ctx context.Context) error {
 
 // forgetStopped drops the jobs that no longer run from the cache, with
 // what they hold (a job's near-duplicate mirror grows with the pages it
-// stored): a job that runs again is loaded afresh. s.mu is held.
+// stored), and abandons their requests not yet sent: a job that runs again
+// is loaded afresh. s.mu is held.
 func (s *jobSet) forgetStopped() {
-	keep := make(map[string]bool, len(s.running))
+	keep := make(map[*job]bool, len(s.running))
 	for _, j := range s.running {
-		keep[j.name] = true
+		keep[j] = true
 	}
-	for name := range s.byName {
-		if !keep[name] {
+	for name, j := range s.byName {
+		if !keep[j] {
+			j.stop()
 			delete(s.byName, name)
 			s.near.Forget(name)
 		}
@@ -154,6 +160,7 @@ func (s *jobSet) load(ctx context.Context, name, submitted string) (*job, error)
 	}
 	j = &job{name: name, submitted: submitted, spec: spec, keys: jk,
 		queue: queue.New(s.rdb, jk).Slave(s.slave), near: near, dl: dl}
+	j.stopped, j.stop = context.WithCancel(context.Background())
 	s.mu.Lock()
 	s.byName[name] = j
 	s.mu.Unlock()
