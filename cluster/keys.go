@@ -27,10 +27,6 @@ func (k Keys) prefix() string {
 // Jobs is the sorted set of submitted job names, scored by submission time.
 func (k Keys) Jobs() string { return k.prefix() + ":jobs" }
 
-// JobEvents is the list masters block on to hear about new submissions
-// without polling every job.
-func (k Keys) JobEvents() string { return k.prefix() + ":jobs:events" }
-
 // TasksChannel is the Pub/Sub channel on which masters tell a slave that
 // tasks were queued for it, so that an idle slave takes them at once
 // rather than at its next poll; a message lost costs only that poll.

@@ -53,7 +53,6 @@ func TestKeys_Job(t *testing.T) {
 			{k.Job("news").Queue(3), "{crawler:job:news}:queue:3"},
 			{k.Job("news").Inflight(3), "{crawler:job:news}:inflight:3"},
 			{k.Jobs(), "crawler:jobs"},
-			{k.JobEvents(), "crawler:jobs:events"},
 			{k.Nodes().Leases(), "{crawler:nodes}:leases"},
 		} {
 			if tc.got != tc.want {

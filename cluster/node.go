@@ -2,9 +2,22 @@ package cluster
 
 import "time"
 
-// DefaultMaxSlaves is the default size a of the virtual node table: the most
-// slaves a cluster may ever have. Slave IDs run from 0 to a-1.
+// DefaultMaxSlaves is the default size of the virtual node table: the
+// most slaves a cluster may ever have. Slave IDs run from 0 to that size
+// less one.
 const DefaultMaxSlaves = 64
+
+// MaxSlavesLimit is the largest virtual node table a cluster may have.
+const MaxSlavesLimit = 4096
+
+// CheckMaxSlaves says what is wrong with a virtual node table of n slaves,
+// or nil when it is within 1..MaxSlavesLimit.
+func CheckMaxSlaves(n int) error {
+	if n < 1 || n > MaxSlavesLimit {
+		return Invalid("MaxSlaves", n, "is outside 1..%d", MaxSlavesLimit)
+	}
+	return nil
+}
 
 // NodeInfo describes a registered slave.
 type NodeInfo struct {

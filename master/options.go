@@ -98,8 +98,8 @@ func (o Options) Validate() error {
 	switch {
 	case o.ID == "":
 		return cluster.Invalid("ID", `""`, "is empty")
-	case o.MaxSlaves < 1 || o.MaxSlaves > 4096:
-		return cluster.Invalid("MaxSlaves", o.MaxSlaves, "is outside 1..4096")
+	case cluster.CheckMaxSlaves(o.MaxSlaves) != nil:
+		return cluster.CheckMaxSlaves(o.MaxSlaves)
 	case o.ListConcurrency < 1 || o.ListConcurrency > 10000:
 		return cluster.Invalid("ListConcurrency", o.ListConcurrency, "is outside 1..10000")
 	case o.AssignMode != "rendezvous" && o.AssignMode != "paper":

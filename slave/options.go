@@ -100,8 +100,8 @@ func (o Options) weight() float64 {
 // Validate reports the first option out of range, as a *cluster.FieldError.
 func (o Options) Validate() error {
 	switch {
-	case o.MaxSlaves < 1 || o.MaxSlaves > 4096:
-		return cluster.Invalid("MaxSlaves", o.MaxSlaves, "is outside 1..4096")
+	case cluster.CheckMaxSlaves(o.MaxSlaves) != nil:
+		return cluster.CheckMaxSlaves(o.MaxSlaves)
 	case o.ID < 0 || o.ID >= o.MaxSlaves:
 		return cluster.Invalid("ID", o.ID, "is outside 0..%d (max slaves %d)", o.MaxSlaves-1, o.MaxSlaves)
 	case o.Concurrency < 1 || o.Concurrency > 10000:

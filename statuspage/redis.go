@@ -42,8 +42,8 @@ func DefaultRedisOptions() RedisOptions {
 // Validate names the first option out of range.
 func (o RedisOptions) Validate() error {
 	switch {
-	case o.MaxSlaves < 1 || o.MaxSlaves > 4096:
-		return cluster.Invalid("MaxSlaves", o.MaxSlaves, "is outside 1..4096")
+	case cluster.CheckMaxSlaves(o.MaxSlaves) != nil:
+		return cluster.CheckMaxSlaves(o.MaxSlaves)
 	case o.Lease < 10*time.Millisecond:
 		return cluster.Invalid("Lease", o.Lease, "is below 10ms")
 	case o.MaxJobs < 1 || o.MaxJobs > 1000:

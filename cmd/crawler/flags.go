@@ -44,8 +44,8 @@ func (c *clusterFlags) validate() error {
 	switch {
 	case c.prefix == "" || len(c.prefix) > 64:
 		return fmt.Errorf("--prefix: %q must be 1-64 characters", c.prefix)
-	case c.maxSlaves < 1 || c.maxSlaves > 4096:
-		return fmt.Errorf("--max-slaves: %d is outside 1..4096", c.maxSlaves)
+	case c.maxSlaves < 1 || c.maxSlaves > cluster.MaxSlavesLimit:
+		return fmt.Errorf("--max-slaves: %d is outside 1..%d", c.maxSlaves, cluster.MaxSlavesLimit)
 	}
 	return nil
 }
