@@ -84,6 +84,9 @@ func (s *Slave) settle(ctx context.Context, w *work, f store.Failure, out queue.
 		s.letGo(ctx, w, fmt.Errorf("store failure of %s: %w", w.task.URL, err))
 		return
 	}
+	if out.Failed {
+		s.noteFailure(ctx, f)
+	}
 	out.Task, out.FP, out.Retried = w.raw, w.task.FP, w.task.Retry
 	s.acks.add(w.job, out)
 }
