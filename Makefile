@@ -9,7 +9,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.7.0
 COMPOSE ?= $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build test check fmt-check vet staticcheck fuzz bench demo up down clean
+.PHONY: all build test check fmt-check vet staticcheck fuzz k8s-check bench demo up down clean
 
 all: build
 
@@ -18,8 +18,14 @@ build:
 
 ## test: formatting, vet, staticcheck, bounded fuzzing, and every test against
 ## real Redis and MongoDB-wire servers (started here when none answers)
-test: check fuzz
+test: check fuzz k8s-check
 	./scripts/with-test-servers.sh $(GO) test $(TESTFLAGS) $(PKGS)
+
+## k8s-check: build deploy/k8s/base with kustomize, decode every object
+## strictly into its k8s.io/api type, and check each flag and CRAWLER_*
+## variable it gives against the crawler binary (a module of its own)
+k8s-check: build
+	cd deploy/k8s && CRAWLER_BIN=$(abspath $(BIN)) $(GO) test -count=1 ./...
 
 check: fmt-check vet staticcheck
 

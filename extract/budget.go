@@ -17,6 +17,15 @@ var ErrLimit = errors.New("extraction work limit reached")
 // work limit.
 const FailureLimit = "extract_limit"
 
+// FailureKind is the failure kind of a page whose extraction failed with
+// err: FailureLimit for ErrLimit, else "".
+func FailureKind(err error) string {
+	if errors.Is(err, ErrLimit) {
+		return FailureLimit
+	}
+	return ""
+}
+
 // Budget bounds the work of extracting one page, in units of about one
 // element visited: Base units, plus PerNode for each element of the page
 // (each 16 bytes of a JSON page). Every selector step visits each element

@@ -49,6 +49,18 @@ func Parse(pageURL string, body []byte) (*Document, error) {
 	return d, nil
 }
 
+// ParseContext is Parse for a page whose Links and Fields calls stop
+// when ctx is done: a process that is stopping does not finish a page's
+// extraction (Err then reports ctx's error).
+func ParseContext(ctx context.Context, pageURL string, body []byte) (*Document, error) {
+	d, err := Parse(pageURL, body)
+	if err != nil {
+		return nil, err
+	}
+	d.legacy = d.page(ctx, DefaultBudget)
+	return d, nil
+}
+
 // Base is the URL relative links are resolved against.
 func (d *Document) Base() *url.URL { return d.base }
 
@@ -71,7 +83,9 @@ func (d *Document) legacyPage() *page {
 }
 
 // Err reports why a Links or Fields call returned nothing: ErrLimit when
-// the calls on this document passed DefaultBudget.
+// the calls on this document passed DefaultBudget, or the error of the
+// context given to ParseContext once it is done. A caller fails the page
+// (FailureKind names the failure) rather than keep what the calls gave.
 func (d *Document) Err() error {
 	if d.legacy == nil {
 		return nil

@@ -135,22 +135,34 @@ func (r *jobRunner) processList(ctx context.Context, round int64, member string,
 	if res.Kind != downloader.Fetched {
 		return r.failList(ctx, round, member, page, res)
 	}
-	doc, err := extract.Parse(res.Page.URL, res.Page.Body)
-	if err != nil {
-		res.Page.Release()
-		return r.failList(ctx, round, member, page, downloader.Result{Kind: downloader.Failed, Err: err, Tries: res.Tries})
+	doc, err := extract.ParseContext(ctx, res.Page.URL, res.Page.Body)
+	if err == nil {
+		next, details := r.nextPages(page, doc), doc.Links(r.spec.DetailLink)
+		if err = doc.Err(); err == nil {
+			res.Page.Release()
+			return r.commitList(ctx, round, member, page, res, next, details, doc.Base())
+		}
+		err = fmt.Errorf("extract links: %w", err)
 	}
+	res.Page.Release()
+	if ctx.Err() != nil {
+		return ctx.Err() // stopping: the page stays in progress
+	}
+	return r.failList(ctx, round, member, page, downloader.Result{Kind: downloader.Failed, Err: err, Tries: res.Tries})
+}
+
+// commitList queues the next level of the walk, admits the detail links
+// of a list page and commits it.
+func (r *jobRunner) commitList(ctx context.Context, round int64, member string, page cluster.ListPage, res downloader.Result, next []pageRef, details []string, base *url.URL) error {
 	// The next level of the walk goes to the frontier first, so it is
 	// fetched while this page's detail links are admitted: the walk is
 	// the clock of a one-site crawl. A crash before the commit fetches
 	// this page again; the frontier and the dupefilter take each link once.
-	if err := r.frontier.queueNext(ctx, round, r.nextPages(page, doc)); err != nil {
-		res.Page.Release()
+	if err := r.frontier.queueNext(ctx, round, next); err != nil {
 		return err
 	}
 	r.nudge()
-	counters, err := r.admitDetails(ctx, round, page, doc)
-	res.Page.Release()
+	counters, err := r.admitDetails(ctx, round, page, base, details)
 	if err != nil {
 		return err
 	}
@@ -165,7 +177,7 @@ func (r *jobRunner) processList(ctx context.Context, round int64, member string,
 // pushes the new ones onto their slaves' queues, once per page per round.
 // It returns the counters the frontier commit adds (offsite and invalid
 // links, which the dupefilter never sees).
-func (r *jobRunner) admitDetails(ctx context.Context, round int64, page cluster.ListPage, doc *extract.Document) (map[string]int64, error) {
+func (r *jobRunner) admitDetails(ctx context.Context, round int64, page cluster.ListPage, base *url.URL, refs []string) (map[string]int64, error) {
 	table := r.m.liveRoutes()
 	if table == nil {
 		return nil, errors.New("no live slave to route to")
@@ -173,8 +185,8 @@ func (r *jobRunner) admitDetails(ctx context.Context, round int64, page cluster.
 	counters := map[string]int64{}
 	var cands []dedup.Candidate
 	var slaves []int // each candidate's slave
-	for _, ref := range doc.Links(r.spec.DetailLink) {
-		link, err := canon.Ref(doc.Base(), ref)
+	for _, ref := range refs {
+		link, err := canon.Ref(base, ref)
 		if err != nil {
 			counters[cluster.StatInvalidLinks]++
 			continue
@@ -287,10 +299,14 @@ func (r *jobRunner) failList(ctx context.Context, round int64, member string, pa
 	if res.Kind.Skipped() {
 		f.Reason = res.Kind.String() + ": " + f.Reason
 	}
+	if kind := extract.FailureKind(res.Err); kind != "" {
+		f.Kind = kind
+	}
 	f.ID = store.ItemID(r.name, canon.RequestFingerprint("GET", page.URL, nil).String())
 	if err := r.m.deps.Failures.SaveFailure(ctx, f); err != nil {
 		return fmt.Errorf("record failed list page: %w", err)
 	}
+	r.noteFailure(ctx, f)
 	r.log.Warn("list page not fetched", zap.String("url", page.URL), zap.String("kind", res.Kind.String()), zap.Error(res.Err))
 	return r.frontier.commit(ctx, round, member, listOutcome(res.Kind), nil)
 }

@@ -47,10 +47,17 @@ func (s *Slave) handle(ctx context.Context, res downloader.Result) {
 		}
 		return
 	case downloader.Fetched:
-		item, err := s.extractItem(w, res.Page)
+		item, err := s.extractItem(ctx, w, res.Page)
 		res.Page.Release()
+		if err != nil && ctx.Err() != nil {
+			return // stopping mid-extraction: handed back, fetched again
+		}
 		if err != nil {
-			s.settle(ctx, w, s.failure(w, err, res.Tries, false), queue.Outcome{Failed: true})
+			f := s.failure(w, err, res.Tries, false)
+			if kind := extract.FailureKind(err); kind != "" {
+				f.Kind = kind
+			}
+			s.settle(ctx, w, f, queue.Outcome{Failed: true})
 			return
 		}
 		s.commits.add(w, item, res.Tries-1)
@@ -80,6 +87,9 @@ func (s *Slave) settle(ctx context.Context, w *work, f store.Failure, out queue.
 	if err := s.deps.Store.SaveFailure(ctx, f); err != nil {
 		s.letGo(ctx, w, fmt.Errorf("store failure of %s: %w", w.task.URL, err))
 		return
+	}
+	if out.Failed {
+		s.noteFailure(ctx, f)
 	}
 	out.Task, out.FP, out.Retried = w.raw, w.task.FP, w.task.Retry
 	s.acks.add(w.job, out)
@@ -128,13 +138,17 @@ func (s *Slave) failure(w *work, cause error, tries int, transient bool) store.F
 }
 
 // extractItem extracts the job's fields from the page; an error is the
-// page's (it cannot be parsed).
-func (s *Slave) extractItem(w *work, page *fetch.Page) (store.Item, error) {
-	doc, err := extract.Parse(page.URL, page.Body)
+// page's (it cannot be parsed, or its extraction passed its work budget)
+// or ctx's (the slave is stopping).
+func (s *Slave) extractItem(ctx context.Context, w *work, page *fetch.Page) (store.Item, error) {
+	doc, err := extract.ParseContext(ctx, page.URL, page.Body)
 	if err != nil {
 		return store.Item{}, err
 	}
 	fields := doc.Fields(w.job.spec.Fields)
+	if err := doc.Err(); err != nil {
+		return store.Item{}, fmt.Errorf("extract fields: %w", err)
+	}
 	text := fieldText(fields)
 	if text == "" {
 		text = doc.Text()

@@ -176,6 +176,7 @@ func (s *Slave) work(ctx context.Context) {
 	go func() { defer close(commitDone); s.commits.run(drainCtx) }()
 	wakeDone := make(chan struct{})
 	go func() { defer close(wakeDone); s.listen(ctx) }()
+	go s.publishLoads(ctx)
 
 	s.dispatch(ctx, drainCtx)
 	<-wakeDone

@@ -1,20 +1,23 @@
 // Package statuspage is the master's status page (`crawler master --http
 // 127.0.0.1:8090`): one HTML page with the jobs and their progress, live
-// charts (pages per second, queue per slave, error rate), the live slaves
-// with their load and last heartbeat, and the proxy pool; and the JSON API
-// behind it.
+// charts (pages per second, tasks per slave, error rate), the live slaves
+// with the load they publish (statuspage/feed) and last heartbeat, each
+// job's failures by kind with the last reasons, the busiest hosts with
+// their politeness budget, and the proxy pool; and the JSON API behind it.
 //
 // The page is rendered on the server with html/template, so it is complete
 // without JavaScript (it then reloads itself every few seconds). A small
 // script, embedded like the stylesheet with go:embed, takes over when it
-// can: it polls /api/status, keeps a short history in memory, redraws the
-// tables and draws the charts as inline SVG. No framework, no build step,
+// can: it loads the last hour's samples the server keeps (/api/history,
+// taken every 5s whether a page is open or not), polls /api/status, redraws
+// the tables and draws the charts as inline SVG. No framework, no build step,
 // no request leaves for another host, so the page works offline.
 //
 // Routes:
 //
 //	GET /                 the page
 //	GET /api/status       a Snapshot as JSON: everything the page shows
+//	GET /api/history      the samples of the last hour the charts start from
 //	GET /api/jobs/{name}  one Job as JSON; 404 for a job never submitted
 //	GET /static/...       the script and stylesheet
 //

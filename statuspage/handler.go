@@ -19,7 +19,16 @@ const securityPolicy = "default-src 'none'; script-src 'self'; style-src 'self';
 
 // NewHandler returns the status page's routes (see the package doc), for
 // a caller that serves them itself; opts.Addr is not used.
+// Its /api/history stays empty: a Server samples the cluster for it.
 func NewHandler(src Source, opts Options) (http.Handler, error) {
+	h, err := newHandler(src, opts)
+	if err != nil {
+		return nil, err
+	}
+	return h.routes(), nil
+}
+
+func newHandler(src Source, opts Options) (*handler, error) {
 	if src == nil {
 		return nil, errors.New("status page: source is nil")
 	}
@@ -30,13 +39,23 @@ func NewHandler(src Source, opts Options) (http.Handler, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	h := &handler{src: src, opts: opts, log: log.Named("statuspage")}
+	return &handler{src: src, opts: opts, log: log.Named("statuspage"),
+		hist: &history{every: opts.HistoryEvery, keep: opts.HistoryKeep}}, nil
+}
+
+// routes are the handler's routes.
+func (h *handler) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", h.servePage)
 	mux.HandleFunc("GET /api/status", h.serveStatus)
+	mux.HandleFunc("GET /api/history", h.serveHistory)
 	mux.HandleFunc("GET /api/jobs/{name}", h.serveJob)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", staticHandler()))
-	return secure(mux), nil
+	return secure(mux)
+}
+
+func (h *handler) serveHistory(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, h.hist.get())
 }
 
 // handler serves the routes over one Source, sharing each snapshot among
@@ -45,6 +64,7 @@ type handler struct {
 	src  Source
 	opts Options
 	log  *zap.Logger
+	hist *history
 
 	mu     sync.Mutex // held while a snapshot is read: one read at a time
 	snap   *Snapshot
@@ -66,6 +86,9 @@ func (h *handler) snapshot(ctx context.Context) (*Snapshot, error) {
 	h.snap, h.err = h.src.Snapshot(ctx)
 	if h.err == nil {
 		h.snap.Totals = totalsOf(h.snap)
+		for i := range h.snap.Jobs {
+			h.snap.Jobs[i].withDuration(h.snap.Time)
+		}
 	}
 	h.readAt = time.Now()
 	return h.snap, h.err

@@ -13,7 +13,9 @@ import (
 	"github.com/crawler-dev/crawler/client"
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/membership"
+	"github.com/crawler-dev/crawler/politeness"
 	"github.com/crawler-dev/crawler/proxy"
+	"github.com/crawler-dev/crawler/statuspage/feed"
 )
 
 // RedisOptions configures a RedisSource.
@@ -60,11 +62,12 @@ func (o RedisOptions) Validate() error {
 // paths `crawler client` uses. A snapshot costs about 3 round trips per
 // job, 2 for the slaves and 2 for the proxy pool.
 type RedisSource struct {
-	rdb  redis.UniversalClient
-	keys cluster.Keys
-	opts RedisOptions
-	reg  *membership.Registry
-	pool *proxy.Pool
+	rdb    redis.UniversalClient
+	keys   cluster.Keys
+	opts   RedisOptions
+	reg    *membership.Registry
+	pool   *proxy.Pool
+	budget *politeness.Budget
 }
 
 // NewRedisSource returns a Source over the cluster under keys in rdb.
@@ -80,7 +83,11 @@ func NewRedisSource(rdb redis.UniversalClient, keys cluster.Keys, opts RedisOpti
 	if err != nil {
 		return nil, fmt.Errorf("status source: %w", err)
 	}
-	return &RedisSource{rdb: rdb, keys: keys, opts: opts, reg: reg, pool: pool}, nil
+	budget, err := newBudget(rdb, keys)
+	if err != nil {
+		return nil, fmt.Errorf("status source: %w", err)
+	}
+	return &RedisSource{rdb: rdb, keys: keys, opts: opts, reg: reg, pool: pool, budget: budget}, nil
 }
 
 // Job reads one job's status.
@@ -111,7 +118,16 @@ func (s *RedisSource) Snapshot(ctx context.Context) (*Snapshot, error) {
 		snap.Errors = append(snap.Errors, nodesErr.Error())
 	}
 	snap.Jobs, snap.Errors = s.readJobs(ctx, h.jobs, snap.Errors)
-	snap.Slaves = slavesOf(nodes, h.deadlines, s.opts.Lease, h.now, snap.Jobs)
+	snap.Errors = s.readFailures(ctx, snap.Jobs, snap.Errors)
+	loads, err := feed.ReadLoads(ctx, s.rdb, s.keys, nodeIDs(nodes))
+	if err != nil {
+		snap.Errors = append(snap.Errors, err.Error())
+	}
+	snap.Slaves = slavesOf(nodes, loads, h.deadlines, s.opts.Lease, h.now, snap.Jobs)
+	snap.Hosts, err = s.readHosts(ctx, loads, h.now)
+	if err != nil {
+		snap.Errors = append(snap.Errors, err.Error())
+	}
 	snap.Proxies, err = s.readProxies(ctx)
 	if err != nil {
 		snap.Errors = append(snap.Errors, err.Error())
@@ -200,4 +216,30 @@ func (s *RedisSource) readProxies(ctx context.Context) (*proxy.Listing, error) {
 		l.Proxies = []proxy.Entry{}
 	}
 	return l, nil
+}
+
+// readFailures adds each job's failures by kind and last reasons.
+func (s *RedisSource) readFailures(ctx context.Context, jobs []Job, errs []string) []string {
+	names := make([]string, len(jobs))
+	for i, j := range jobs {
+		names[i] = j.Job
+	}
+	fs, err := feed.ReadFailures(ctx, s.rdb, s.keys, names)
+	if err != nil {
+		return append(errs, err.Error())
+	}
+	for i := range jobs {
+		if f, ok := fs[jobs[i].Job]; ok {
+			jobs[i].Failures = &f
+		}
+	}
+	return errs
+}
+
+func nodeIDs(nodes []cluster.NodeInfo) []int {
+	ids := make([]int, len(nodes))
+	for i, n := range nodes {
+		ids[i] = n.ID
+	}
+	return ids
 }

@@ -31,13 +31,20 @@ type Options struct {
 	CacheFor time.Duration
 	// Timeout bounds the reading of one snapshot. Default 5s.
 	Timeout time.Duration
+	// HistoryEvery is how often the server samples the cluster for the
+	// charts, whether a page is open or not; HistoryKeep how long it keeps
+	// the samples (in memory: a sample is about 100 bytes plus 20 per
+	// slave). Defaults 5s and 1h.
+	HistoryEvery time.Duration
+	HistoryKeep  time.Duration
 	// Logger receives the server's own failures; nil means none.
 	Logger *zap.Logger
 }
 
 // DefaultOptions returns the defaults.
 func DefaultOptions() Options {
-	return Options{Addr: DefaultAddr, Refresh: time.Second, CacheFor: time.Second, Timeout: 5 * time.Second}
+	return Options{Addr: DefaultAddr, Refresh: time.Second, CacheFor: time.Second, Timeout: 5 * time.Second,
+		HistoryEvery: 5 * time.Second, HistoryKeep: time.Hour}
 }
 
 // Validate names the first option out of range.
@@ -49,12 +56,17 @@ func (o Options) Validate() error {
 		return cluster.Invalid("CacheFor", o.CacheFor, "is outside 0..Refresh (%v)", o.Refresh)
 	case o.Timeout < time.Millisecond:
 		return cluster.Invalid("Timeout", o.Timeout, "is below 1ms")
+	case o.HistoryEvery < 100*time.Millisecond:
+		return cluster.Invalid("HistoryEvery", o.HistoryEvery, "is below 100ms")
+	case o.HistoryKeep < o.HistoryEvery || o.HistoryKeep > 24*time.Hour:
+		return cluster.Invalid("HistoryKeep", o.HistoryKeep, "is outside HistoryEvery (%v)..24h", o.HistoryEvery)
 	}
 	return nil
 }
 
 // Server serves the status page on its own listener.
 type Server struct {
+	h   *handler
 	srv *http.Server
 	ln  net.Listener
 	log *zap.Logger
@@ -63,7 +75,7 @@ type Server struct {
 // New listens on opts.Addr and returns the server, not yet serving: Run
 // serves.
 func New(src Source, opts Options) (*Server, error) {
-	h, err := NewHandler(src, opts)
+	h, err := newHandler(src, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +91,8 @@ func New(src Source, opts Options) (*Server, error) {
 		log = zap.NewNop()
 	}
 	return &Server{
-		srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute},
+		h:   h,
+		srv: &http.Server{Handler: h.routes(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute},
 		ln:  ln,
 		log: log.Named("statuspage"),
 	}, nil
@@ -99,6 +112,9 @@ func (s *Server) Run(ctx context.Context) error {
 	s.log.Info("status page serving", zap.String("url", s.URL()))
 	done := make(chan error, 1)
 	go func() { done <- s.srv.Serve(s.ln) }()
+	sampling, stopSampling := context.WithCancel(ctx)
+	defer stopSampling()
+	go s.h.sampleLoop(sampling)
 	select {
 	case err := <-done:
 		return fmt.Errorf("status page: %w", err)

@@ -22,7 +22,7 @@ func TestSlavesOf(t *testing.T) {
 		job(map[string]client.SlaveCounts{"1": {Stored: 1, InFlight: 3}, "6": {Queued: 4}, "9": {Stored: 1}}),
 		job(map[string]client.SlaveCounts{"6": {Stored: 2}, "x": {Queued: 1}}),
 	}
-	got := slavesOf(nodes, deadlines, lease, now, jobs)
+	got := slavesOf(nodes, nil, deadlines, lease, now, jobs)
 	want := []Slave{
 		// Heartbeat: deadline 4s ahead with a 5s lease: renewed 1s ago.
 		{ID: 1, Live: true, Host: "a", Concurrency: 4, Capacity: 16, LastHeartbeat: now.Add(-time.Second), HeartbeatAgeMS: 1000,
@@ -118,7 +118,7 @@ func TestSlave_LoadIsHeldOfCapacity(t *testing.T) {
 	now := time.UnixMilli(1_000_000)
 	nodes := []cluster.NodeInfo{{ID: 0, Host: "a", Concurrency: 32}, {ID: 1, Host: "b", Concurrency: 32}}
 	jobs := []Job{NewJob(client.Status{Slaves: map[string]client.SlaveCounts{"0": {InFlight: 128}, "1": {InFlight: 200}}})}
-	got := slavesOf(nodes, nil, time.Minute, now, jobs)
+	got := slavesOf(nodes, nil, nil, time.Minute, now, jobs)
 	if len(got) != 2 || got[0].Capacity != 128 || got[0].Load() != 1 {
 		t.Fatalf("slave 0 holding 128 tasks at concurrency 32: %+v, load %v; want capacity 128, load 1", got, got[0].Load())
 	}

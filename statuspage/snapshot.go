@@ -8,6 +8,7 @@ import (
 	"github.com/crawler-dev/crawler/client"
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/proxy"
+	"github.com/crawler-dev/crawler/statuspage/feed"
 )
 
 // ErrNotFound is returned by Source.Job for a job that was never submitted.
@@ -34,6 +35,9 @@ type Snapshot struct {
 	// Slaves are the live slaves, and the dead ones that still hold work,
 	// sorted by ID.
 	Slaves []Slave `json:"slaves"`
+	// Hosts are the busiest hosts (the most tasks held) with their
+	// politeness budget.
+	Hosts []Host `json:"hosts"`
 	// Proxies is the proxy pool with its best usable entries; nil when
 	// it could not be read.
 	Proxies *proxy.Listing `json:"proxies"`
@@ -65,6 +69,12 @@ type Job struct {
 	client.Status
 	// Progress is how much of the discovered work is done.
 	Progress Progress `json:"progress"`
+	// DurationMS is how long the job ran: from its start to its end, or to
+	// now while it runs; 0 before it starts.
+	DurationMS int64 `json:"duration_ms"`
+	// Failures are the job's failures by kind and its last few reasons;
+	// nil when they could not be read.
+	Failures *feed.Failures `json:"failures,omitempty"`
 }
 
 // Progress measures a job's detail pages: every page discovered ends as
@@ -93,6 +103,23 @@ func NewJob(st client.Status) Job {
 	return Job{Status: st, Progress: p}
 }
 
+// withDuration sets DurationMS by now, the snapshot's time.
+func (j *Job) withDuration(now time.Time) {
+	start, err := time.Parse(time.RFC3339Nano, j.StartedAt)
+	if err != nil {
+		return
+	}
+	end := now
+	if j.State == cluster.StateFinished {
+		t, err := time.Parse(time.RFC3339Nano, j.FinishedAt)
+		if err != nil {
+			return // finished at an unknown time
+		}
+		end = t
+	}
+	j.DurationMS = max(0, end.Sub(start).Milliseconds())
+}
+
 // Slave is one slave as the page shows it: where it runs, its load, its
 // last heartbeat, and its work summed over the jobs in the snapshot.
 type Slave struct {
@@ -104,10 +131,18 @@ type Slave struct {
 	PID         int     `json:"pid,omitempty"`
 	Weight      float64 `json:"weight,omitempty"`
 	Concurrency int     `json:"concurrency,omitempty"`
-	// Capacity is how many tasks the slave holds at most: those being
-	// fetched and those waiting for their host's budget
-	// (HeldPerFetcher × Concurrency).
+	// Capacity is how many tasks the slave holds for its fetchers: those
+	// being fetched and those whose turn comes soon (HeldPerFetcher ×
+	// Concurrency); it holds up to MaxParked more that wait long (a paused
+	// or slow host's). Published is true when the slave published them
+	// (and Held, Parked, Fetching, Waiting) itself.
 	Capacity  int       `json:"capacity,omitempty"`
+	MaxParked int       `json:"max_parked,omitempty"`
+	Published bool      `json:"published"`
+	Held      int       `json:"held"`
+	Parked    int       `json:"parked"`
+	Fetching  int       `json:"fetching"`
+	Waiting   int       `json:"waiting"`
 	StartedAt time.Time `json:"started_at,omitzero"`
 	// LastHeartbeat is the lease deadline minus the lease;
 	// HeartbeatAgeMS is Snapshot.Time minus it.
@@ -129,17 +164,27 @@ type Slave struct {
 // concurrency (which they exceed by design).
 const HeldPerFetcher = 4
 
-// Load is the share of the slave's capacity held, 0..1 (0 when its
-// concurrency is not known).
+// Load is the share of the slave's capacity held for its fetchers, 0..1
+// (0 when its capacity is not known): the tasks held less those parked,
+// or, from a slave that published nothing, the tasks leased.
 func (s Slave) Load() float64 {
 	if s.Capacity <= 0 {
 		return 0
 	}
-	return min(1, float64(s.InFlight)/float64(s.Capacity))
+	return min(1, float64(s.ForFetchers())/float64(s.Capacity))
+}
+
+// ForFetchers is how many of its tasks count against Capacity.
+func (s Slave) ForFetchers() int64 {
+	if s.Published {
+		return int64(max(0, s.Held-s.Parked))
+	}
+	return s.InFlight
 }
 
 // Totals are the sums shown at the top of the page, over the jobs and
-// slaves of a snapshot.
+// slaves of a snapshot: Stored, Failed and Duplicates over the running
+// jobs only (each job's own are in its row), the queues over every job.
 type Totals struct {
 	JobsRunning int64 `json:"jobs_running"`
 	SlavesLive  int64 `json:"slaves_live"`
@@ -159,6 +204,9 @@ func totalsOf(s *Snapshot) Totals {
 		}
 		c := j.Counters
 		t.Queued, t.InFlight = t.Queued+c.Queued, t.InFlight+c.InFlight
+		if j.State != cluster.StateRunning {
+			continue // a finished job's pages are its own row's, not the cluster's now
+		}
 		t.Stored, t.Failed, t.Duplicates = t.Stored+c.Stored, t.Failed+c.Failed, t.Duplicates+c.Duplicates
 	}
 	for _, sl := range s.Slaves {

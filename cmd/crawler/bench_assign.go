@@ -13,8 +13,8 @@ func newBenchAssignCmd() *cobra.Command {
 		Use:     "assign",
 		Short:   "Compare URL-to-slave routing schemes: speed, balance, keys moved on a leave or join",
 		Example: `  crawler bench assign --slots 64 --slaves 10 --keys 1000000`,
-		Long: `assign routes URL fingerprints over n slaves of a virtual table of a slots with
-our two-level hash (rendezvous second level), the paper's (live[h%n]), jump
+		Long: `assign routes URL fingerprints over n slaves of a virtual node table of --slots
+slots with our two-level hash (rendezvous second level), the paper's (live[h%n]), jump
 consistent hash and hash rings, then again after one slave leaves and after
 one joins, and prints routes/s, balance (max/mean) and the share of keys moved
 next to the ideal (1/n on a leave, 1/(n+1) on a join).`,
@@ -33,7 +33,7 @@ next to the ideal (1/n on a leave, 1/(n+1) on a join).`,
 		},
 	}
 	f := cmd.Flags()
-	f.IntVar(&opts.Slots, "slots", 64, "size a of the virtual node table (max slaves)")
+	f.IntVar(&opts.Slots, "slots", 64, "slots of the virtual node table: the most slaves (--max-slaves)")
 	f.IntVar(&opts.Slaves, "slaves", 10, "live slaves n, IDs 0..n-1")
 	f.IntVar(&opts.Keys, "keys", 1_000_000, "URL fingerprints to route")
 	f.StringVar(&format, "format", format, "output format: text or md (Markdown)")

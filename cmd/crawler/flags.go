@@ -22,7 +22,7 @@ func (c *clusterFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&c.redis, "redis", defaultRedis, "Redis URL: redis://[user:pass@]host:port/db, a Redis Cluster as redis://h1:port,h2:port, or redis+sentinel://h1:26379,h2:26379/mastername")
 	f.StringVar(&c.prefix, "prefix", cluster.DefaultPrefix, "prefix of every Redis key of this cluster (the same on every host)")
-	f.IntVar(&c.maxSlaves, "max-slaves", cluster.DefaultMaxSlaves, "size a of the virtual node table: the most slaves the cluster may have (the same on every host)")
+	f.IntVar(&c.maxSlaves, "max-slaves", cluster.DefaultMaxSlaves, "the most slaves the cluster may have: the size of its virtual node table (the same on every host)")
 }
 
 func (c *clusterFlags) keys() cluster.Keys { return cluster.Keys{Prefix: c.prefix} }

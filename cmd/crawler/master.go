@@ -62,7 +62,7 @@ func newMasterCmd(a *app) *cobra.Command {
 	f.StringVar(&c.opts.AssignMode, "assign-mode", c.opts.AssignMode, "second level of the assigner: rendezvous or paper (the same on every master)")
 	f.Float64Var(&c.opts.MaxWeight, "max-weight", c.opts.MaxWeight, "assigner weight scale, the same on every master: slaves of this --weight or more keep all URLs of their own slot")
 	f.DurationVar(&c.opts.JobLease, "job-lease", c.opts.JobLease, "how long a job stays owned without renewal; another master takes over after it")
-	f.Var(byteSize{&c.opts.MaxMemory}, "max-memory", "memory for the list pages held at once is half of this (e.g. 512MiB; 0: no bound)")
+	f.Var(byteSize{&c.opts.MaxMemory}, "max-memory", "memory the master stays within (e.g. 512MiB; 0: no bound): half of it bounds the list pages held at once")
 	f.Var(byteSize{&c.opts.DedupCache}, "dedup-cache", "memory per bloom-mode job for copies of its dupefilter's slices, checked here instead of in Redis (0: none)")
 	return cmd
 }

@@ -43,7 +43,7 @@ type runConfig struct {
 
 func (c *runConfig) register(cmd *cobra.Command, defaultOutput string) {
 	f := cmd.Flags()
-	f.StringVar(&c.redis, "redis", "", "Redis URL (default: a private redis-server of this run when --redis-server is installed, else an in-process Redis)")
+	f.StringVar(&c.redis, "redis", "", "Redis URL (default: a private redis-server started for this run when the --redis-server executable is found, else an in-process Redis)")
 	f.StringVar(&c.redisServer, "redis-server", "redis-server", "without --redis: the redis-server executable to start a private Redis from (on a socket of its own, nothing kept on disk, stopped with the run); empty: always the in-process Redis")
 	f.StringVar(&c.mongo, "mongo", "", "MongoDB URI (default: write items to --output)")
 	f.StringVarP(&c.output, "output", "o", defaultOutput, "items file when --mongo is not given: .jsonl, .json or .csv (appended to), or - for stdout")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/crawler-dev/crawler/internal/demosite"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/statuspage"
 	"github.com/crawler-dev/crawler/statuspage/browsertest"
 )
 
@@ -50,6 +52,11 @@ func TestStatusPage_browserFollowsCrawl(t *testing.T) {
 	}
 	browsertest.Eval[bool](t, tab, `window.sameLoad = true`)
 	seen := watchProgress(t, tab, row)
+	// The slaves publish what they hold against their real capacity,
+	// 4 × --concurrency 2.
+	testenv.Eventually(t, time.Minute, "both slaves to publish their load", func() bool {
+		return publishedSlaves(t, "http://127.0.0.1:"+hport+"/api/status", 8) == 2
+	})
 	browsertest.Screenshot(t, tab, "statuspage-crawl-running.png")
 	testenv.Eventually(t, 3*time.Minute, "the page to show the job finished at 100%", func() bool {
 		return browsertest.Eval[string](t, tab, row+`.querySelector('.state').textContent`) == "finished" &&
@@ -93,4 +100,25 @@ func pageDone(t *testing.T, tab context.Context, row string) int64 {
 	t.Helper()
 	n := browsertest.Eval[float64](t, tab, fmt.Sprintf(`Number(%s.querySelector('.done').textContent.replace(/\D/g, ''))`, row))
 	return int64(n)
+}
+
+// publishedSlaves counts the live slaves in the status whose published
+// load has the capacity want.
+func publishedSlaves(t *testing.T, statusURL string, want int) int {
+	t.Helper()
+	body, err := testenv.Get(context.Background(), statusURL)
+	if err != nil {
+		return 0
+	}
+	var snap statuspage.Snapshot
+	if err := json.Unmarshal(body, &snap); err != nil {
+		t.Fatalf("api/status: %v", err)
+	}
+	n := 0
+	for _, s := range snap.Slaves {
+		if s.Live && s.Published && s.Capacity == want {
+			n++
+		}
+	}
+	return n
 }

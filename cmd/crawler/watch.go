@@ -6,8 +6,10 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/term"
 
@@ -16,7 +18,8 @@ import (
 
 // watch draws a job's status live for client status --watch: on a terminal
 // the whole view is redrawn in place each second (progress bar, rate, ETA,
-// a table per slave); on a pipe one plain line is written per update.
+// a table per slave, what "in flight" counts), every line within 80
+// columns; on a pipe one plain line is written per update.
 type watch struct {
 	out      io.Writer
 	terminal bool
@@ -32,6 +35,16 @@ func newWatch(out io.Writer) *watch {
 	return w
 }
 
+// watchWidth is the terminal width the view fits: every line of it is at
+// most this many columns.
+const watchWidth = 80
+
+// inFlightNote says what the IN FLIGHT column counts.
+var inFlightNote = []string{
+	"  IN FLIGHT: tasks a slave has leased: being fetched, or waiting for",
+	"  their host's turn (rate, concurrency cap, pause), robots.txt or a proxy.",
+}
+
 // show draws st.
 func (w *watch) show(st *client.Status) {
 	now := time.Now()
@@ -45,35 +58,90 @@ func (w *watch) show(st *client.Status) {
 		return
 	}
 	fmt.Fprint(w.out, "\033[H\033[2J") // home, clear
-	c := st.Counters
-	fmt.Fprintf(w.out, "job %s: %s, round %d   (%s, Ctrl-C to stop watching)\n\n", st.Job, st.State, st.Round,
-		now.Format("15:04:05"))
-	fmt.Fprintf(w.out, "  %s %5.1f%%  %d of %d discovered pages settled\n", bar(c.Settled(), c.Discovered, 40),
-		percent(c.Settled(), c.Discovered), c.Settled(), c.Discovered)
-	fmt.Fprintf(w.out, "  %.1f pages/s", speed)
-	if left := c.Queued + c.InFlight; speed > 0 && left > 0 {
-		fmt.Fprintf(w.out, ", about %s for the %d queued and in flight", (time.Duration(float64(left)/speed) * time.Second).Round(time.Second), left)
+	for _, line := range frame(st, speed, now) {
+		fmt.Fprintln(w.out, line)
 	}
-	fmt.Fprintf(w.out, "\n\n  stored %d  failed %d  skipped %d  duplicates %d  near-duplicates %d  retries %d  list pages %d (failed %d)\n\n",
-		c.Stored, c.Failed, c.Skipped, c.Duplicates, c.NearDuplicates, c.Retries, c.ListPages, c.ListFailed)
-	w.slaves(st)
 }
 
-// slaves writes a table of the job's slaves.
-func (w *watch) slaves(st *client.Status) {
+// frame is the terminal view of st: lines of at most watchWidth columns.
+func frame(st *client.Status, speed float64, now time.Time) []string {
+	c := st.Counters
+	head := fmt.Sprintf("job %s: %s, round %d", st.Job, st.State, st.Round)
+	clock := now.Format("15:04:05")
+	head = cut(head, watchWidth-len(clock)-2)
+	lines := []string{
+		head + strings.Repeat(" ", watchWidth-utf8.RuneCountInString(head)-len(clock)) + clock,
+		"",
+		fmt.Sprintf("  %s %5.1f%%  %s of %s settled", bar(c.Settled(), c.Discovered, 30),
+			percent(c.Settled(), c.Discovered), count(c.Settled()), count(c.Discovered)),
+		"  " + speedText(speed, c.Queued+c.InFlight),
+		"",
+		fmt.Sprintf("  stored %s  failed %s  skipped %s  duplicates %s", count(c.Stored), count(c.Failed),
+			count(c.Skipped), count(c.Duplicates)),
+		fmt.Sprintf("  near-duplicates %s  retries %s  list pages %s (failed %s)", count(c.NearDuplicates),
+			count(c.Retries), count(c.ListPages), count(c.ListFailed)),
+		"",
+	}
+	lines = append(lines, slaveTable(st)...)
+	lines = append(lines, "")
+	lines = append(lines, inFlightNote...)
+	lines = append(lines, "", "  Ctrl-C stops watching; the job goes on.")
+	for i, l := range lines {
+		lines[i] = cut(l, watchWidth)
+	}
+	return lines
+}
+
+// speedText is the rate and, while there is work left, how long it takes.
+func speedText(speed float64, left int64) string {
+	s := fmt.Sprintf("%.1f pages/s", speed)
+	if speed > 0 && left > 0 {
+		eta := (time.Duration(float64(left)/speed) * time.Second).Round(time.Second)
+		s += fmt.Sprintf(", about %s left for %s queued and in flight", eta, count(left))
+	}
+	return s
+}
+
+// slaveTable is a table of the job's slaves.
+func slaveTable(st *client.Status) []string {
 	ids := make([]int, 0, len(st.Slaves))
 	for id := range st.Slaves {
 		n, _ := strconv.Atoi(id)
 		ids = append(ids, n)
 	}
 	sort.Ints(ids)
-	tw := tabwriter.NewWriter(w.out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "  SLAVE\tROUTED\tSTORED\tFAILED\tQUEUED\tIN FLIGHT\t")
 	for _, id := range ids {
 		s := st.Slaves[strconv.Itoa(id)]
-		fmt.Fprintf(tw, "  %d\t%d\t%d\t%d\t%d\t%d\t\n", id, s.Routed, s.Stored, s.Failed, s.Queued, s.InFlight)
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t\n", id, count(s.Routed), count(s.Stored), count(s.Failed),
+			count(s.Queued), count(s.InFlight))
 	}
 	_ = tw.Flush()
+	return strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+}
+
+// count writes n short: 987, 12.3k, 4.5M.
+func count(n int64) string {
+	switch {
+	case n < 10_000:
+		return strconv.FormatInt(n, 10)
+	case n < 1_000_000:
+		return strconv.FormatFloat(float64(n)/1e3, 'f', 1, 64) + "k"
+	case n < 1_000_000_000:
+		return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) + "M"
+	}
+	return strconv.FormatFloat(float64(n)/1e9, 'f', 1, 64) + "G"
+}
+
+// cut shortens s to width columns, ending it with "…" when cut.
+func cut(s string, width int) string {
+	r := []rune(s)
+	if len(r) <= width {
+		return s
+	}
+	return string(r[:width-1]) + "…"
 }
 
 // rate is pages stored per second over the samples.

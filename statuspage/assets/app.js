@@ -1,12 +1,13 @@
-// The status page's live updates: poll api/status, redraw the tables from
-// it and chart a short history kept in memory. Text goes in through
-// textContent and setAttribute only, never as HTML.
+// The status page's live updates: load the last hour the server sampled
+// (api/history), poll api/status, redraw the tables from it and chart the
+// history. Text goes in through textContent and setAttribute only, never
+// as HTML.
 (() => {
   'use strict';
   document.documentElement.classList.remove('nojs');
   const body = document.body;
   const refresh = Number(body.dataset.refresh) || 1000;
-  const KEEP = 120; // samples charted
+  const KEEP_MS = 3600 * 1000; // the history charted: the last hour
   const COLORS = ['#3b7dd8', '#2f9e5b', '#d9453b', '#c77700', '#8e5bd8', '#17a2b8', '#d63384', '#6c757d'];
   const history = [];
   const $ = (id) => document.getElementById(id);
@@ -34,6 +35,8 @@
     const t = Date.parse(iso);
     return !iso || iso.startsWith('0001') ? '' : isNaN(t) ? iso : age((now - t) / 1000) + ' ago';
   };
+  // span names a chart's width, rounded to its unit: 1m, 12m, 1h.
+  const span = (d) => d < 59500 ? Math.round(d / 1000) + 's' : d < 5400000 ? Math.round(d / 60000) + 'm' : Math.round(d / 3600000) + 'h';
   const ms = (n) => n < 1000 ? n + 'ms' : n < 60000 ? (n / 1000).toFixed(1) + 's' : age(n / 1000);
   const clock = (t) => new Date(t).toLocaleTimeString([], { hour12: false });
 
@@ -51,9 +54,10 @@
   const n = (v) => el('td', { class: 'n' }, num(v));
   const empty = (cols, text) => el('tr', { class: 'empty' }, el('td', { colspan: cols }, text));
 
+  const took = (j) => !j.duration_ms ? '' : (j.state === 'finished' ? ' · took ' : ' · running for ') + ms(j.duration_ms);
   const jobRow = (j, now) => {
     const p = j.progress, c = j.counters;
-    const when = j.started_at ? 'started ' + ago(j.started_at, now) : 'submitted ' + ago(j.submitted_at, now);
+    const when = (j.started_at ? 'started ' + ago(j.started_at, now) : 'submitted ' + ago(j.submitted_at, now)) + took(j);
     return el('tr', { 'data-job': j.job }, [
       el('td', { class: 'name' }, [el('span', { class: 'job' }, j.job), el('span', { class: 'sub' }, `round ${j.round} · ${when}`)]),
       el('td', {}, el('span', { class: 'state ' + j.state }, j.state)),
@@ -63,14 +67,22 @@
       n(c.stored), n(c.failed), n(c.duplicates), n(c.queued), n(c.in_flight), n(c.list_pages)]);
   };
 
+  // forFetchers is what counts against a slave's capacity: what it holds
+  // less what it parked (a paused or slow host's), as it published them.
+  const forFetchers = (s) => s.published ? Math.max(0, s.held - s.parked) : s.in_flight;
+  const heldText = (s) => {
+    const t = `${num(forFetchers(s))} / ${s.capacity || '?'}`;
+    return s.published && s.parked ? `${t} +${num(s.parked)} parked` : t;
+  };
   const slaveRow = (s, now, leaseMS) => {
-    const load = s.capacity ? Math.min(100, 100 * s.in_flight / s.capacity) : 0; // held of capacity, never over 100%
+    const load = s.capacity ? Math.min(100, 100 * forFetchers(s) / s.capacity) : 0; // never over 100%
     const stale = !s.live || 3 * s.heartbeat_age_ms > 2 * leaseMS; // missed two heartbeats
     return el('tr', s.live ? { 'data-slave': s.id } : { 'data-slave': s.id, class: 'gone' }, [
       el('td', { class: 'n' }, String(s.id)),
       el('td', {}, s.live ? s.host || '' : el('span', { class: 'bad' }, 'not live: work waits to be moved')),
       el('td', { class: 'n' }, s.pid ? String(s.pid) : ''),
-      progress([[load, 'load']], `${num(s.in_flight)} / ${s.capacity || '?'}`),
+      progress([[load, 'load']], heldText(s)),
+      el('td', { class: 'n' }, s.published ? num(s.fetching) : '?'), el('td', { class: 'n' }, s.published ? num(s.waiting) : '?'),
       n(s.queued), n(s.stored), n(s.failed),
       el('td', {}, s.started_at ? ago(s.started_at, now) : ''),
       el('td', stale ? { class: 'bad' } : {}, s.live ? ms(s.heartbeat_age_ms) + ' ago' : 'lapsed')]);
@@ -93,6 +105,27 @@
     return out;
   };
 
+  const hostRow = (h) => el('tr', { 'data-host': h.host }, [
+    el('td', {}, h.host), n(h.held), n(h.in_flight), n(h.holders),
+    el('td', { class: 'n' + (h.rate_factor < 1 ? ' bad' : '') }, h.rate_factor < 1 ? '×' + h.rate_factor.toFixed(2) + ' (backed off)' : 'full'),
+    el('td', h.paused_ms ? { class: 'bad' } : {}, h.paused_ms ? 'for ' + ms(h.paused_ms) : 'no'),
+    el('td', {}, h.robots || '')]);
+
+  // failRow is one job's failures by kind, its last reasons and its
+  // warnings.
+  const failRow = (j) => {
+    const f = j.failures || { by_kind: {}, recent: [] };
+    const kinds = Object.entries(f.by_kind).sort((a, b) => b[1] - a[1])
+      .map(([k, v]) => el('span', { class: 'kind' }, [el('b', {}, num(v)), ' ' + k]));
+    const recent = el('ul', { class: 'reasons' }, f.recent.map((r) =>
+      el('li', {}, [el('span', { class: 'kind' }, r.kind), ' ', el('span', { class: 'url' }, r.url), ': ' + r.reason])));
+    const warns = el('ul', { class: 'warnings' }, (j.warnings || []).map((w) =>
+      el('li', {}, typeof w === 'string' ? w : w.message || w.text || JSON.stringify(w))));
+    return el('tr', { 'data-job': j.job }, [el('td', { class: 'name' }, el('span', { class: 'job' }, j.job)),
+      el('td', {}, kinds.length ? kinds : 'none'), el('td', {}, [recent, warns])]);
+  };
+  const hasFailures = (j) => (j.failures && Object.keys(j.failures.by_kind).length) || (j.warnings && j.warnings.length);
+
   const rows = (id, items, row, cols, none, now, arg) => {
     const tb = document.querySelector(`#${id} tbody`);
     tb.replaceChildren(...(items.length ? items.map((x) => row(x, now, arg)) : [empty(cols, none)]));
@@ -106,22 +139,21 @@
     set('t-queued', num(t.queued)); set('t-inflight', num(t.in_flight)); set('t-stored', num(t.stored));
     set('t-failed', num(t.failed)); set('t-proxies', snap.proxies ? num(snap.proxies.usable) : '–');
     rows('jobs', snap.jobs, jobRow, 9, 'No jobs submitted yet.', now);
-    rows('slaves', snap.slaves, slaveRow, 9, 'No live slaves.', now, c.lease_ms);
+    rows('slaves', snap.slaves, slaveRow, 11, 'No live slaves.', now, c.lease_ms);
+    rows('failures', snap.jobs.filter(hasFailures), failRow, 3, 'No failures or warnings in the jobs shown.', now);
+    rows('hosts', snap.hosts || [], hostRow, 7, 'No host has tasks held.', now);
     rows('proxies', snap.proxies ? snap.proxies.proxies : [], proxyRow, 8,
       snap.proxies ? 'No usable proxies: requests go direct (jobs with proxy: require wait).' : 'The proxy pool could not be read.', now);
     $('pool').replaceChildren(...pool(snap.proxies, now));
     $('errors').replaceChildren(...(snap.errors || []).map((e) => el('p', {}, e)));
   };
 
-  // sample adds one point to the history: totals over the jobs and the
-  // rates since the previous point. A repeated (cached) snapshot is skipped.
-  const sample = (snap) => {
-    const t = Date.parse(snap.time), prev = history[history.length - 1];
+  // add appends a point to the history, with the rates since the previous
+  // point, and drops what is older than KEEP_MS. A repeated (cached)
+  // snapshot is skipped.
+  const add = (t, done, failed, queues) => {
+    const prev = history[history.length - 1];
     if (prev && t <= prev.t) return;
-    let done = 0, failed = 0;
-    for (const j of snap.jobs) { done += j.counters.stored + j.counters.failed; failed += j.counters.failed; }
-    const queues = {};
-    for (const s of snap.slaves) queues[s.id] = s.queued;
     const p = { t, done, failed, queues, rate: 0, err: 0 };
     if (prev) {
       const dd = Math.max(0, done - prev.done), df = Math.min(dd, Math.max(0, failed - prev.failed));
@@ -129,7 +161,27 @@
       p.err = dd ? 100 * df / dd : 0;
     }
     history.push(p);
-    if (history.length > KEEP) history.shift();
+    while (history.length && history[0].t < t - KEEP_MS) history.shift();
+  };
+
+  // sample adds a snapshot: pages done over the jobs, and each slave's
+  // tasks, queued plus held (leased), as the server's samples count them.
+  const sample = (snap) => {
+    let done = 0, failed = 0;
+    for (const j of snap.jobs) { done += j.counters.stored + j.counters.failed; failed += j.counters.failed; }
+    const queues = {};
+    for (const s of snap.slaves) queues[s.id] = s.queued + s.in_flight;
+    add(Date.parse(snap.time), done, failed, queues);
+  };
+
+  // seed loads the samples the server kept, so a fresh load shows the last
+  // hour.
+  const seed = async () => {
+    try {
+      const r = await fetch('api/history', { cache: 'no-store' });
+      if (!r.ok) return;
+      for (const s of (await r.json()).samples || []) add(s.t, s.done, s.failed, s.slaves || {});
+    } catch (e) { /* the live samples still chart */ }
   };
 
   const nice = (v) => {
@@ -142,13 +194,13 @@
   const chart = (id, series, fmt) => {
     const box = $('chart-' + id), pts = history.slice(1);
     if (!pts.length) return;
-    const t1 = pts[pts.length - 1].t, t0 = t1 - (KEEP - 1) * refresh;
+    const t1 = pts[pts.length - 1].t, t0 = Math.min(history[0].t, t1 - 60000); // at least a minute wide
     const top = nice(Math.max(0, ...series.flatMap((s) => s.values)));
     box.replaceChildren(...series.map((s) => svg('polyline', {
       stroke: s.color || '',
       points: s.values.map((v, i) => `${(300 * (pts[i].t - t0) / (t1 - t0)).toFixed(1)},${(100 - 96 * v / top).toFixed(1)}`).join(' '),
     })));
-    set(`c-${id}-max`, `max ${fmt(top)}, last ${age((t1 - t0) / 1000)}`);
+    set(`c-${id}-max`, `max ${fmt(top)}, last ${span(t1 - t0)}`);
   };
 
   const draw = (snap) => {
@@ -164,7 +216,7 @@
       return el('li', {}, [sw, `#${s.id} ${num(s.values[s.values.length - 1])}`]);
     }));
     set('c-rate', last.rate.toFixed(1)); set('t-rate', last.rate.toFixed(1));
-    set('c-err', pct(last.err)); set('c-queue', num(snap.totals.queued));
+    set('c-err', pct(last.err)); set('c-queue', num(snap.totals.queued + snap.totals.in_flight));
   };
 
   const live = (ok, text) => { const l = $('live'); l.className = 'live ' + (ok ? 'ok' : 'down'); l.textContent = text; };
@@ -181,5 +233,5 @@
     }
     setTimeout(poll, refresh);
   };
-  poll();
+  seed().then(poll);
 })();
