@@ -202,6 +202,9 @@ func ParseJobSpec(r io.Reader) (*JobSpec, error) {
 		}
 		return nil, fmt.Errorf("job: %w", nameFields(data, err))
 	}
+	if err := checkWholeNumbers(data); err != nil {
+		return nil, fmt.Errorf("job: %w", err)
+	}
 	spec.SeedCount = 0
 	spec.takeSeedList()
 	spec.ApplyDefaults()
