@@ -426,3 +426,23 @@ func TestDownloader_robotsRefusedAddress(t *testing.T) {
 		t.Errorf("the site was asked %d times, want none", n)
 	}
 }
+
+// TestDownloader_robotsRedirectLoop: a robots.txt that redirects past the
+// redirects followed (here, in a loop) is unavailable, and RFC 9309
+// §2.3.1.2 lets a crawler take that as no robots.txt: the page is fetched,
+// the site not failed as unreachable.
+func TestDownloader_robotsRedirectLoop(t *testing.T) {
+	s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.Redirect(w, r, "/robots.txt", http.StatusFound)
+			return
+		}
+		html(w, "<h1>x</h1>")
+	})
+	g := newRig(t, fastOptions())
+	g.submit(g.job(nil), s.URL+"/page")
+	r := g.wait(1, 30*time.Second)[0]
+	if r.Kind != Fetched {
+		t.Errorf("the page of a site whose robots.txt redirects in a loop: %s, %v; want fetched", r.Kind, r.Err)
+	}
+}

@@ -14,7 +14,9 @@ type Response struct {
 	// first MaxBodyBytes, so a Getter may stop reading there.
 	Body []byte
 	// Location is a 3xx response's Location header. A Getter that follows
-	// redirects itself returns the final response and leaves it empty.
+	// redirects itself returns the final response and leaves it empty; one
+	// that stops at its own limit returns a 3xx Status without Location,
+	// which means no robots.txt (allow all), as past Options.MaxRedirects.
 	Location string
 }
 
