@@ -236,7 +236,7 @@ func withoutKeys(doc string, keys map[string]bool) string {
 // unknown one.
 func namesField(err error, field string) bool {
 	msg := err.Error()
-	return strings.Contains(msg, "job: "+field) || strings.Contains(msg, "field "+field+" not found")
+	return strings.Contains(msg, "job: "+field)
 }
 
 // yamlFields returns the yaml paths of t's fields ("dedup.window"), each

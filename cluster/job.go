@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"regexp"
 	"strings"
 	"time"
@@ -202,6 +203,9 @@ func ParseJobSpec(r io.Reader) (*JobSpec, error) {
 		}
 		return nil, fmt.Errorf("job: %w", nameFields(data, err))
 	}
+	if err := checkWholeNumbers(data); err != nil {
+		return nil, fmt.Errorf("job: %w", err)
+	}
 	spec.SeedCount = 0
 	spec.takeSeedList()
 	spec.ApplyDefaults()
@@ -244,14 +248,31 @@ func (s *JobSpec) ApplyDefaults() {
 }
 
 // AllowsHost reports whether host is one of the allowed domains or a
-// subdomain of one.
+// subdomain of one. An IP literal among the domains (IPv6 with or without
+// brackets) allows that address only.
 func (s *JobSpec) AllowsHost(host string) bool {
 	host = strings.ToLower(strings.TrimSuffix(host, "."))
 	for _, d := range s.AllowedDomains {
+		if ip, ok := ipLiteral(d); ok {
+			if hostIP, ok := ipLiteral(host); ok && hostIP == ip {
+				return true
+			}
+			continue
+		}
 		d = strings.ToLower(d)
 		if host == d || strings.HasSuffix(host, "."+d) {
 			return true
 		}
 	}
 	return false
+}
+
+// ipLiteral parses an IP address written as in a URL's host, an IPv6 one
+// with or without brackets; zones are not addresses a crawl can name.
+func ipLiteral(host string) (netip.Addr, bool) {
+	if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		host = host[1 : len(host)-1]
+	}
+	ip, err := netip.ParseAddr(host)
+	return ip, err == nil && ip.Zone() == ""
 }

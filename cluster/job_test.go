@@ -159,3 +159,32 @@ func TestDuration_UnmarshalJSON(t *testing.T) {
 		t.Errorf("MarshalJSON(36h) = %s, %v; want \"36h0m0s\"", b, err)
 	}
 }
+
+// TestParseJobSpec_ipv6: a seed on an IPv6 literal is a job of its own
+// host, and allowed_domains takes IPv6 literals with or without brackets;
+// a network or a port is still refused.
+func TestParseJobSpec_ipv6(t *testing.T) {
+	const job = "name: v6\ndetail_link: {css: a}\nfields: {t: {css: h1}}\n"
+	spec, err := ParseJobSpec(strings.NewReader(job + "seeds: [\"http://[::1]:8080/list\"]\n"))
+	if err != nil {
+		t.Fatalf("an IPv6 seed: %v", err)
+	}
+	if !spec.AllowsHost("::1") || spec.AllowsHost("::2") {
+		t.Errorf("allowed_domains %q: want ::1 allowed and ::2 not", spec.AllowedDomains)
+	}
+	for _, d := range []string{`"::1"`, `"[::1]"`, `"[2001:DB8::1]"`} {
+		spec, err := ParseJobSpec(strings.NewReader(job + "seeds: [\"http://[::1]/\"]\nallowed_domains: [" + d + "]\n"))
+		if err != nil {
+			t.Errorf("allowed_domains: [%s]: %v", d, err)
+			continue
+		}
+		if host := strings.ToLower(strings.Trim(strings.Trim(d, `"`), "[]")); !spec.AllowsHost(host) {
+			t.Errorf("allowed_domains: [%s] does not allow %s", d, host)
+		}
+	}
+	for _, d := range []string{`"::1/64"`, `"[::1]:80"`, `"[::1"`} {
+		if _, err := ParseJobSpec(strings.NewReader(job + "seeds: [\"http://[::1]/\"]\nallowed_domains: [" + d + "]\n")); err == nil {
+			t.Errorf("allowed_domains: [%s] accepted", d)
+		}
+	}
+}

@@ -74,7 +74,7 @@ func (s *JobSpec) validateDomains() error {
 		return fmt.Errorf("allowed_domains: %d domains is more than %d", len(s.AllowedDomains), MaxAllowedDomains)
 	}
 	for i, d := range s.AllowedDomains {
-		if d == "" || strings.ContainsAny(d, "/:?@ ") {
+		if _, ip := ipLiteral(d); !ip && (d == "" || strings.ContainsAny(d, "/:?@[] ")) {
 			return fmt.Errorf("allowed_domains[%d]: %q is not a host name", i, d)
 		}
 	}

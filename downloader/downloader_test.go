@@ -404,3 +404,45 @@ func TestRetryAfterCap(t *testing.T) {
 		t.Errorf("fetch.MaxRetryAfter %s is longer than the host pause cap %s", fetch.MaxRetryAfter, maxPause)
 	}
 }
+
+// TestDownloader_robotsRefusedAddress: a site on an address the job may
+// not reach (loopback without allow_private_networks) fails its page at
+// once, permanent, with the cause in the error: not after the robots.txt
+// tries, saying the site did not answer.
+func TestDownloader_robotsRefusedAddress(t *testing.T) {
+	s := newSite(t, func(w http.ResponseWriter, _ *http.Request) { html(w, "<h1>x</h1>") })
+	opts := fastOptions()
+	opts.MaxRobotsWait = time.Hour
+	g := newRig(t, opts)
+	g.submit(g.job(func(s *cluster.JobSpec) { s.AllowPrivateNetworks = false }), s.URL+"/page")
+	r := g.wait(1, 30*time.Second)[0]
+	if r.Kind != Failed || r.Transient || !strings.Contains(fmt.Sprint(r.Err), "set allow_private_networks") {
+		t.Errorf("the page of a loopback site: %s, transient %v, %v; want a permanent failure naming allow_private_networks", r.Kind, r.Transient, r.Err)
+	}
+	if r.Tries > 1 {
+		t.Errorf("the page failed after %d tries, want 1: no retry can reach a refused address", r.Tries)
+	}
+	if n := s.count("/robots.txt") + s.count("/page"); n != 0 {
+		t.Errorf("the site was asked %d times, want none", n)
+	}
+}
+
+// TestDownloader_robotsRedirectLoop: a robots.txt that redirects past the
+// redirects followed (here, in a loop) is unavailable, and RFC 9309
+// §2.3.1.2 lets a crawler take that as no robots.txt: the page is fetched,
+// the site not failed as unreachable.
+func TestDownloader_robotsRedirectLoop(t *testing.T) {
+	s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.Redirect(w, r, "/robots.txt", http.StatusFound)
+			return
+		}
+		html(w, "<h1>x</h1>")
+	})
+	g := newRig(t, fastOptions())
+	g.submit(g.job(nil), s.URL+"/page")
+	r := g.wait(1, 30*time.Second)[0]
+	if r.Kind != Fetched {
+		t.Errorf("the page of a site whose robots.txt redirects in a loop: %s, %v; want fetched", r.Kind, r.Err)
+	}
+}

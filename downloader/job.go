@@ -99,6 +99,12 @@ func (d *Downloader) robotsGetter(j *Job) robots.Getter {
 			return robots.Response{Status: page.Status, Body: page.Body}, nil
 		case errors.As(err, &fe) && fe.Status != 0 && !fe.ProxyFault:
 			return robots.Response{Status: fe.Status}, nil
+		case errors.Is(err, fetch.ErrTooManyRedirects):
+			// Redirects past those followed: robots.txt is unavailable
+			// (RFC 9309 §2.3.1.2), which the Cache reads as allow all.
+			return robots.Response{Status: http.StatusFound}, nil
+		case errors.Is(err, fetch.ErrBlockedAddress):
+			return robots.Response{}, fmt.Errorf("%w: %w", robots.ErrRefused, fetch.ErrBlockedAddress)
 		}
 		return robots.Response{}, err
 	}

@@ -2,6 +2,7 @@ package downloader
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"time"
@@ -31,6 +32,10 @@ func (d *Downloader) allowed(ctx context.Context, r *Request, u *url.URL) (polit
 		switch {
 		case ctx.Err() != nil:
 			return politeness.Rule{}, cancelled(ctx.Err()), false
+		case errors.Is(err, robots.ErrRefused):
+			// The job may not reach the address: no wait or retry helps.
+			d.deps.Metrics.Failed("transport")
+			return politeness.Rule{}, Result{Kind: Failed, Err: fmt.Errorf("fetch %s: %w", r.URL, err)}, false
 		case err != nil:
 			d.log.Warn("robots.txt check failed; the page waits", zap.String("url", r.URL), zap.Error(err))
 			wait = time.Second

@@ -175,7 +175,7 @@ func isPermanent(err error) bool {
 	var certErr *tls.CertificateVerificationError
 	var recErr tls.RecordHeaderError
 	for _, target := range []error{ErrBlockedAddress, ErrTooLarge, ErrNotHTML, ErrOffsiteRedirect,
-		ErrUnsupportedEncoding, ErrInvalidRequest, errTooManyRedirects, context.Canceled} {
+		ErrUnsupportedEncoding, ErrInvalidRequest, ErrTooManyRedirects, context.Canceled} {
 		if errors.Is(err, target) {
 			return true
 		}

@@ -86,7 +86,9 @@ func (f *Fetcher) CloseIdleConnections() {
 	f.proxies.closeIdle()
 }
 
-var errTooManyRedirects = errors.New("too many redirects")
+// ErrTooManyRedirects is returned, permanent, when a page redirects more
+// than Options.MaxRedirects times (a loop does).
+var ErrTooManyRedirects = errors.New("too many redirects")
 
 func newDirectTransport(control func(string, string, syscall.RawConn) error, tlsConf *tls.Config) *http.Transport {
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: control}
@@ -218,7 +220,7 @@ func (f *Fetcher) client(req Request) *http.Client {
 func (f *Fetcher) checkRedirect(req Request) func(*http.Request, []*http.Request) error {
 	return func(next *http.Request, via []*http.Request) error {
 		if len(via) > f.opts.MaxRedirects {
-			return errTooManyRedirects
+			return ErrTooManyRedirects
 		}
 		if req.AllowHost != nil && !req.AllowHost(strings.ToLower(next.URL.Hostname())) {
 			return &OffsiteRedirectError{URL: next.URL.String()}

@@ -197,8 +197,8 @@ func TestFetcher_Fetch(t *testing.T) {
 		s := newSite(t, redirects)
 		_, err := fetchPrivate(t, testFetcher(func(o *Options) { o.MaxRedirects = 2 }), s.URL+"/r/3", 3)
 		fe := fetchError(t, err)
-		if !errors.Is(err, errTooManyRedirects) || fe.Transient {
-			t.Errorf("error %v: Is(errTooManyRedirects) = %v, transient = %v; want true, false", err, errors.Is(err, errTooManyRedirects), fe.Transient)
+		if !errors.Is(err, ErrTooManyRedirects) || fe.Transient {
+			t.Errorf("error %v: Is(ErrTooManyRedirects) = %v, transient = %v; want true, false", err, errors.Is(err, ErrTooManyRedirects), fe.Transient)
 		}
 		if n := s.hits.Load(); n != 3 {
 			t.Errorf("server saw %d requests, want 3 (the first and 2 redirects, no retry)", n)

@@ -69,9 +69,9 @@ func TestParseSource(t *testing.T) {
 	if len(ps) != 2 || st.Proxies != 3 || st.Comments != 1 || st.Junk != 2 {
 		t.Errorf("got %d proxies, stats %+v; want 2 distinct, 3 lines, 1 comment, 2 junk", len(ps), st)
 	}
-	_, stats, err := ReadSources(ctxT(t), nil, []string{"/nonexistent/proxies.txt", "https://u:pw@127.0.0.1:1/list"})
+	_, stats, err := ReadSources(ctxT(t), nil, []string{"/nonexistent/proxies.txt", "https://u:pw@127.0.0.1:1/list?token=t0k3n"})
 	if err == nil || stats[0].Err == "" || stats[1].Err == "" || strings.Contains(err.Error(), "pw") ||
-		stats[1].Source != "https://***@127.0.0.1:1/list" {
+		strings.Contains(err.Error(), "t0k3n") || stats[1].Source != "https://u:xxxxx@127.0.0.1:1/list?token=xxxxx" {
 		t.Errorf("ReadSources of unreadable sources = %v, %+v; want both errors, credentials redacted", err, stats)
 	}
 }

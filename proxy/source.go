@@ -10,6 +10,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/crawler-dev/crawler/internal/redact"
 )
 
 // MaxSourceBytes bounds what one source may hold.
@@ -17,8 +19,8 @@ const MaxSourceBytes = 16 << 20
 
 // SourceStats counts what one source held.
 type SourceStats struct {
-	// Source is the file name or URL as configured (a source URL's own
-	// credentials, if any, are redacted).
+	// Source is the file name or URL as configured, its credentials
+	// (userinfo, secret query values such as token=) redacted.
 	Source string `json:"source"`
 	// Proxies is the number of valid proxy lines (duplicates included).
 	Proxies int `json:"proxies"`
@@ -89,8 +91,9 @@ func ReadSources(ctx context.Context, client *http.Client, sources []string) ([]
 	)
 	for i, src := range sources {
 		ps, st, err := readSource(ctx, client, src)
-		st.Source = redactSource(src)
+		st.Source = redact.URL(src)
 		if err != nil {
+			err = errors.New(redact.Text(err.Error(), src))
 			st.Err = err.Error()
 			errs = append(errs, fmt.Errorf("proxy source %s: %w", st.Source, err))
 		}
@@ -135,15 +138,4 @@ func openSource(ctx context.Context, client *http.Client, src string) (io.ReadCl
 		return nil, fmt.Errorf("get: http status %d", resp.StatusCode)
 	}
 	return resp.Body, nil
-}
-
-// redactSource hides a source URL's credentials.
-func redactSource(src string) string {
-	if i := strings.Index(src, "://"); i >= 0 {
-		rest := src[i+3:]
-		if at := strings.LastIndex(strings.SplitN(rest, "/", 2)[0], "@"); at >= 0 {
-			return src[:i+3] + "***@" + rest[at+1:]
-		}
-	}
-	return src
 }

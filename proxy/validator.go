@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/internal/redact"
 )
 
 // Validator keeps the pool filled with working proxies: it reads the
@@ -65,8 +66,9 @@ func NewValidator(rdb redis.UniversalClient, keys cluster.Keys, opts Options) (*
 	return v, nil
 }
 
-// CheckURL returns where the checks go: the judge's or the plain URL.
-func (v *Validator) CheckURL() string { return v.checker.target.String() }
+// CheckURL returns where the checks go, the judge's or the plain URL, with
+// its credentials redacted: for logs and output.
+func (v *Validator) CheckURL() string { return redact.URL(v.checker.target.String()) }
 
 // Close stops the judge the validator serves, if any.
 func (v *Validator) Close() error {

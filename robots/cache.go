@@ -87,8 +87,9 @@ func New(rdb redis.UniversalClient, get Getter, opts Options, log *zap.Logger) (
 // header's product token (ProductToken). The answer comes from this
 // process's cache, else from Redis, else from one fetch of the origin's
 // robots.txt for the whole cluster. It returns an error only for a bad URL
-// (ErrURL), a Redis failure or ctx ending; any robots.txt body, status or
-// network failure gives a Decision.
+// (ErrURL), an address the Getter refuses (ErrRefused), a Redis failure
+// or ctx ending; any robots.txt body, status or network failure gives a
+// Decision.
 func (c *Cache) Check(ctx context.Context, rawURL, userAgent string) (Decision, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

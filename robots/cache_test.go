@@ -337,3 +337,30 @@ func TestOrigin(t *testing.T) {
 		}
 	}
 }
+
+// TestCache_Refused: an address the Getter refuses is the caller's error
+// (ErrRefused), not an unreachable site, and nothing is stored for the
+// origin: a job allowed there fetches the file at once.
+func TestCache_Refused(t *testing.T) {
+	rdb, keys := testenv.Redis(t)
+	s := newSite(t, 200, "User-agent: *\nDisallow: /private\n")
+	refuse := func(context.Context, string) (Response, error) {
+		return Response{}, fmt.Errorf("%w: dial: address not allowed", ErrRefused)
+	}
+	opts := DefaultOptions()
+	opts.Keys = keys
+	refusing, err := New(rdb, refuse, opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := refusing.Check(context.Background(), s.URL+"/a", ua); !errors.Is(err, ErrRefused) {
+		t.Errorf("a refused address: %+v, %v; want ErrRefused", d, err)
+	}
+	allowed := newCache(t, rdb, keys, nil)
+	if d := check(t, allowed, s.URL+"/private/1"); d.Allowed || d.Temporary {
+		t.Errorf("another job after the refusal: %+v, want the site's own rules", d)
+	}
+	if n := s.hits.Load(); n != 1 {
+		t.Errorf("robots.txt fetched %d times, want 1", n)
+	}
+}

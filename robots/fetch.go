@@ -2,6 +2,7 @@ package robots
 
 import (
 	"context"
+	"errors"
 	"net/url"
 )
 
@@ -13,7 +14,9 @@ type Response struct {
 	// first MaxBodyBytes, so a Getter may stop reading there.
 	Body []byte
 	// Location is a 3xx response's Location header. A Getter that follows
-	// redirects itself returns the final response and leaves it empty.
+	// redirects itself returns the final response and leaves it empty; one
+	// that stops at its own limit returns a 3xx Status without Location,
+	// which means no robots.txt (allow all), as past Options.MaxRedirects.
 	Location string
 }
 
@@ -23,8 +26,16 @@ type Response struct {
 // (the server is unreachable); an HTTP error status is a Response.
 //
 // Redirect targets come from the site: a Getter must refuse private
-// addresses itself as the page fetcher does.
+// addresses itself as the page fetcher does, and wrap ErrRefused in the
+// error it returns for them.
 type Getter func(ctx context.Context, url string) (Response, error)
+
+// ErrRefused marks a Getter's error for an address the crawler itself
+// refuses to reach (a private network the job does not allow). It is not
+// the site's answer: Check returns the error, wrapped, and stores nothing
+// for the origin, so the caller fails the page with the cause at once
+// and another job, allowed there, still fetches the file.
+var ErrRefused = errors.New("not fetched")
 
 // download fetches origin's robots.txt, following redirects, and returns
 // the final status (0 when the server could not be reached) and body.

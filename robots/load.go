@@ -3,6 +3,7 @@ package robots
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/crawler-dev/crawler/internal/ctxtime"
@@ -63,11 +64,14 @@ func (c *Cache) fetch(ctx context.Context, origin, token string) (*entry, error)
 	fctx, cancel := context.WithTimeout(ctx, c.opts.FetchTimeout)
 	status, body, err := c.download(fctx, origin)
 	cancel()
-	if err != nil && ctx.Err() != nil {
+	if err != nil && (ctx.Err() != nil || errors.Is(err, ErrRefused)) {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 		defer cancel()
 		_ = c.store.release(rctx, origin, token) // else it expires after FetchTimeout
-		return nil, ctx.Err()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("robots.txt of %s: %w", origin, err)
 	}
 	if err != nil {
 		c.log.Debug("robots.txt unreachable", zap.String("origin", origin), zap.Error(err))

@@ -11,6 +11,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/crawler-dev/crawler/internal/redact"
 )
 
 // DefaultDatabase is used when the URI names no database.
@@ -72,28 +74,10 @@ func databaseName(uri string) (string, error) {
 	return DefaultDatabase, nil
 }
 
-// Redact hides the password of a URI, for logs and errors. It never
-// returns a password in any form: when the URI does not parse, or parses
-// in a way that leaves an "@" outside its userinfo (a password holding an
-// unescaped / # or ?), everything between "://" (or the start, without
-// one) and the last "@" is replaced by xxxxx.
-func Redact(uri string) string {
-	scheme, rest, hasScheme := strings.Cut(uri, "://")
-	if !hasScheme {
-		scheme, rest = "", uri
-	}
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return uri // no userinfo
-	}
-	if u, err := url.Parse(uri); err == nil && hasScheme && u.User != nil && at < strings.IndexAny(rest+"/", "/?#") {
-		return u.Redacted()
-	}
-	if !hasScheme {
-		return "xxxxx@" + rest[at+1:]
-	}
-	return scheme + "://xxxxx@" + rest[at+1:]
-}
+// Redact hides the credentials of a URI, for logs and errors: its
+// password and the values of its secret query options. It is redact.URL,
+// the one function every output of a URI goes through.
+func Redact(uri string) string { return redact.URL(uri) }
 
 // SaveItem stores it. The first write is an insert; if the item exists (a
 // redelivered task, or a re-crawl after the dedup window) it is replaced.

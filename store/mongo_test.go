@@ -301,6 +301,15 @@ func TestRedact(t *testing.T) {
 		{"mongodb://user:hunter2@%zz/db", "mongodb://xxxxx@%zz/db"},
 		{"redis+sentinel://:hunter2@h1:26379,h2:26379/mymaster", "redis+sentinel://:xxxxx@h1:26379,h2:26379/mymaster"},
 		{"user:hunter2@127.0.0.1:6379", "xxxxx@127.0.0.1:6379"}, // no scheme
+		// Secrets in query options.
+		{"mongodb://h/db?authMechanism=MONGODB-AWS&authMechanismProperties=AWS_SESSION_TOKEN:tok3n",
+			"mongodb://h/db?authMechanism=MONGODB-AWS&authMechanismProperties=xxxxx"},
+		{"mongodb://h/db?tls=true&tlsCertificateKeyFilePassword=hunter2&w=1",
+			"mongodb://h/db?tls=true&tlsCertificateKeyFilePassword=xxxxx&w=1"},
+		{"mongodb://u:pw@h/db?proxyPassword=hunter2#x", "mongodb://u:xxxxx@h/db?proxyPassword=xxxxx#x"},
+		{"https://lists.example.com/p.txt?token=s3cr3t&format=txt", "https://lists.example.com/p.txt?token=xxxxx&format=txt"},
+		{"https://h/p?api_key=1&apiKey=2&sig=3&X-Amz-Signature=4&access_token=5&secret=6",
+			"https://h/p?api_key=xxxxx&apiKey=xxxxx&sig=xxxxx&X-Amz-Signature=xxxxx&access_token=xxxxx&secret=xxxxx"},
 	} {
 		if got := Redact(tc.in); got != tc.want {
 			t.Errorf("Redact(%s) = %s, want %s", tc.in, got, tc.want)

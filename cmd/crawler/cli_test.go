@@ -31,6 +31,9 @@ func TestCLI_credentials(t *testing.T) {
 		{[]string{"client", "results", "--job", "x", "--mongo", "mongodb://u:abc/def@127.0.0.1:1/db"}, []string{"abc/def", "abc", "def@"}},
 		{[]string{"client", "results", "--job", "x", "--mongo", "mongodb://u:s3cr#t@127.0.0.1:1/db"}, []string{"s3cr"}},
 		{[]string{"client", "results", "--job", "x", "--mongo", "mongodb://user:hunter2@127.0.0.1:1/db?serverSelectionTimeoutMS=300&connectTimeoutMS=300"}, []string{"hunter2"}},
+		// Secrets in query options (issue 18, item 11).
+		{[]string{"client", "results", "--job", "x", "--mongo", "mongodb://127.0.0.1:1/db?authMechanism=MONGODB-AWS&authMechanismProperties=AWS_SESSION_TOKEN:t0k3nsecret&serverSelectionTimeoutMS=300"}, []string{"t0k3nsecret"}},
+		{[]string{"client", "results", "--job", "x", "--mongo", "mongodb://127.0.0.1:1/db?tls=true&tlsCertificateKeyFile=/nonexistent.pem&tlsCertificateKeyFilePassword=hunter2&serverSelectionTimeoutMS=300"}, []string{"hunter2"}},
 	} {
 		_, stderr, err := crawler(t, time.Minute, tc.args...)
 		if err == nil {

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/crawler-dev/crawler/internal/redact"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -198,33 +198,10 @@ func badURL(raw string, err error, parse func(string) error) string {
 	return fmt.Sprintf("%s: %v", shown, err)
 }
 
-// redactErr returns err's message with the URL's user name and password
-// hidden: drivers quote the URL they failed on, or the password alone.
+// redactErr returns err's message with the URL's credentials hidden:
+// drivers quote the URL they failed on, or a secret of it alone.
 func redactErr(err error, raw string) string {
-	msg := err.Error()
-	_, rest, ok := strings.Cut(raw, "://")
-	if !ok {
-		rest = raw
-	}
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return msg
-	}
-	userinfo := rest[:at]
-	_, password, _ := strings.Cut(userinfo, ":")
-	secrets := []string{userinfo, password}
-	for _, s := range []string{userinfo, password} {
-		if dec, derr := url.PathUnescape(s); derr == nil {
-			secrets = append(secrets, dec)
-		}
-	}
-	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
-	for _, s := range secrets {
-		if s != "" {
-			msg = strings.ReplaceAll(msg, s, "xxxxx")
-		}
-	}
-	return msg
+	return redact.Text(err.Error(), raw)
 }
 
 // openMongo connects to the MongoDB URI.
