@@ -29,22 +29,34 @@ func (s *Site) fault(id int) fault {
 	return faultGone + fault((id/n-1)%int(faultKinds))
 }
 
-// Faults counts the detail pages of each fault; the stalls are what
-// bounds how fast any crawler can crawl the site.
-func (s *Site) Faults() (gone, busy, resets, stalls int) {
+// FaultCounts are the detail pages of each fault of a site.
+type FaultCounts struct {
+	Gone, BusyOnce, BusyTwice, Resets, Stalls int
+}
+
+// Retries is the requests beyond one per page that a crawl must make to
+// store every page that can be stored: one per 503 and per reset.
+func (f FaultCounts) Retries() int { return f.BusyOnce + 2*f.BusyTwice + f.Resets }
+
+// Faults counts the detail pages of each fault; the stalls and the
+// retries are what bounds how fast any crawler can crawl the site.
+func (s *Site) Faults() FaultCounts {
+	var f FaultCounts
 	for id := s.opts.FirstID; id <= s.lastID(); id++ {
 		switch s.fault(id) {
 		case faultGone:
-			gone++
-		case faultBusyOnce, faultBusyTwice:
-			busy++
+			f.Gone++
+		case faultBusyOnce:
+			f.BusyOnce++
+		case faultBusyTwice:
+			f.BusyTwice++
 		case faultReset:
-			resets++
+			f.Resets++
 		case faultStall:
-			stalls++
+			f.Stalls++
 		}
 	}
-	return gone, busy, resets, stalls
+	return f
 }
 
 // injectFault answers detail id's fault, if it has one to answer this

@@ -66,8 +66,8 @@ func TestSite_faults(t *testing.T) {
 	if _, err := status(10 * every); err != nil || time.Since(start) < 50*time.Millisecond {
 		t.Errorf("stalling detail %d answered after %v (%v), want at least the 50ms stall", 10*every, time.Since(start), err)
 	}
-	if gone, busy, resets, stalls := s.Faults(); gone != 2 || busy != 4 || resets != 2 || stalls != 2 {
-		t.Errorf("Faults = %d gone, %d busy, %d resets, %d stalls; want 2, 4, 2, 2", gone, busy, resets, stalls)
+	if got, want := s.Faults(), (FaultCounts{Gone: 2, BusyOnce: 2, BusyTwice: 2, Resets: 2, Stalls: 2}); got != want || got.Retries() != 8 {
+		t.Errorf("Faults = %+v (%d retries), want %+v (8 retries)", got, got.Retries(), want)
 	}
 	if got := s.Expected()[CanonicalPath(every)]; got != Gone {
 		t.Errorf("Expected[%d] = %v, want Gone", every, got)
