@@ -74,7 +74,7 @@ func (rep SiteReport) ratioGoal(t *Table, l time.Duration, name, what string, go
 	if !atLeast {
 		target, met = fmt.Sprintf("≤ %.1f× colly's", goal), hi <= goal
 	}
-	t.AddRow(fmt.Sprintf("%s, one site at %v: %s", crawlerLabel(name, rep.Opts, rep.runsOf(name, l)), l, what),
+	t.AddRow(fmt.Sprintf("%s, one site at %v: %s", crawlerLabel(name, rep.Opts), l, what),
 		target, span("%.2f×", lo, hi), yesNo(met))
 }
 
@@ -90,7 +90,7 @@ func (rep SiteReport) costGoal(t *Table, l time.Duration, name, what, target str
 	for _, r := range runs {
 		hi = max(hi, f(r))
 	}
-	t.AddRow(fmt.Sprintf("%s, one site at %v: %s", crawlerLabel(name, rep.Opts, runs), l, what), target,
+	t.AddRow(fmt.Sprintf("%s, one site at %v: %s", crawlerLabel(name, rep.Opts), l, what), target,
 		spanOf(runs, format, f), yesNo(hi <= goal))
 }
 

@@ -80,7 +80,7 @@ func siteTable(rep SiteReport, l time.Duration) Table {
 		if len(runs) == 0 {
 			continue
 		}
-		t.AddRow(crawlerLabel(name, o, runs),
+		t.AddRow(crawlerLabel(name, o),
 			spanOf(runs, "%.0f", SiteRun.PagesPerSecond),
 			rep.collyRatio(name, l),
 			spanOf(runs, "%.2f", func(r SiteRun) float64 { return r.PagesPerSecond() / b.PagesPerSecond() }),
@@ -96,6 +96,10 @@ func siteTable(rep SiteReport, l time.Duration) Table {
 
 func siteNotes(rep SiteReport, l time.Duration) []string {
 	b := rep.Bounds[l]
+	var used string
+	if runs := rep.runsOf(CrawlerRun, l); len(runs) > 0 && runs[0].Redis != "" {
+		used = " `crawler run` used: " + runs[0].Redis + "."
+	}
 	return []string{
 		fmt.Sprintf("Bound = max((R·l + S·stall) / c, (levels + 1)·l, stall + l, R / rps): R = %d requests (robots.txt, "+
 			"every list and detail page, one more per 503 and per reset), l = %v, S = %d pages stalling %v, c = %d slots, "+
@@ -106,20 +110,17 @@ func siteNotes(rep SiteReport, l time.Duration) []string {
 			"× colly: each round's pages/s over colly's in the same round.",
 		"CPU: user + system of every crawler process (/proc, wait4); Redis: the cluster's redis-server (INFO, the " +
 			"benchmark's own commands taken out), or the redis-server `crawler run` started for itself (/proc). " +
-			"Peak RSS: the largest process (VmHWM).",
+			"Peak RSS: the largest process (VmHWM)." + used,
 		fmt.Sprintf("Load average (1, 5, 15 min): %s before, %s after.", rep.LoadBefore, rep.LoadAfter),
 	}
 }
 
 // crawlerLabel names a crawler's row.
-func crawlerLabel(name string, o SiteOptions, runs []SiteRun) string {
+func crawlerLabel(name string, o SiteOptions) string {
 	switch name {
 	case CrawlerCluster:
 		return fmt.Sprintf("1 master + %d slaves", o.Slaves)
 	case CrawlerRun:
-		if r := runs[0].Redis; r != "" {
-			return "`crawler run` (" + r + ")"
-		}
 		return "`crawler run`"
 	}
 	return fmt.Sprintf("colly v2, Parallelism %d", o.PerHostConcurrency)
