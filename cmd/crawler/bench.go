@@ -12,6 +12,6 @@ func newBenchCmd(a *app) *cobra.Command {
   crawler bench report -o docs/benchmarks.md     # all of them, each on a Redis of its own (make bench)`,
 	}
 	cmd.AddCommand(newBenchDedupCmd(), newBenchAssignCmd(), newBenchCrawlCmd(), newBenchProxyCmd(),
-		newBenchIdleCmd(), newBenchMemoryCmd(), newBenchRoundTripsCmd(), newBenchReportCmd())
+		newBenchIdleCmd(), newBenchMemoryCmd(), newBenchRoundTripsCmd(), newBenchReportCmd(), newBenchSiteCmd())
 	return cmd
 }

@@ -161,6 +161,7 @@ type CrawlResult struct {
 	Details   int           // detail pages on the site
 	Pages     int64         // detail pages stored
 	ListPages int64         // list pages fetched
+	Failed    int64         // detail pages failed
 	Wall      time.Duration // from submit to finished
 	// SteadyRate is the pages stored per second between 10% and 90% of
 	// the pages stored, free of the start and the tail.
@@ -211,7 +212,26 @@ func Crawl(ctx context.Context, opts CrawlOptions) ([]CrawlResult, error) {
 // starting (loading scripts, registering) is not counted.
 const settle = time.Second
 
-func crawlOnce(ctx context.Context, opts CrawlOptions, slaves int) (res CrawlResult, err error) {
+func crawlOnce(ctx context.Context, opts CrawlOptions, slaves int) (CrawlResult, error) {
+	details := opts.details(slaves)
+	sites, err := serveHosts(opts.Hosts, demosite.Options{Details: details, GoneEvery: -1, FlakyEvery: -1,
+		Delay: opts.Latency, PageBytes: opts.PageBytes, PerPage: opts.PerPage})
+	if err != nil {
+		return CrawlResult{}, err
+	}
+	defer sites.Close()
+	job := demosite.Job{Name: "bench", Seeds: sites.seeds(opts.Seeds == SeedsAll), AllowedDomains: sites.hosts,
+		PerHostRPS: cluster.MaxPerHostRPS, PerHostConcurrency: cluster.MaxPerHostInFlight,
+		Capacity: max(100_000, 2*int64(details))}
+	res, err := crawlJob(ctx, opts, slaves, job)
+	res.Details = details
+	return res, err
+}
+
+// crawlJob starts a master and slaves of opts' binary on opts' Redis,
+// crawls job with them and measures it; the processes and their keys are
+// gone when it returns.
+func crawlJob(ctx context.Context, opts CrawlOptions, slaves int, job demosite.Job) (res CrawlResult, err error) {
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 	meter, err := newRedisMeter(opts.RedisURL, opts.scripts)
@@ -219,13 +239,6 @@ func crawlOnce(ctx context.Context, opts CrawlOptions, slaves int) (res CrawlRes
 		return res, err
 	}
 	defer meter.rdb.Close()
-	details := opts.details(slaves)
-	sites, err := serveHosts(opts.Hosts, demosite.Options{Details: details, GoneEvery: -1, FlakyEvery: -1,
-		Delay: opts.Latency, PageBytes: opts.PageBytes, PerPage: opts.PerPage})
-	if err != nil {
-		return res, err
-	}
-	defer sites.Close()
 	cl, err := startCluster(ctx, meter.rdb, opts, slaves)
 	if cl != nil {
 		defer func() {
@@ -236,11 +249,8 @@ func crawlOnce(ctx context.Context, opts CrawlOptions, slaves int) (res CrawlRes
 	if err != nil {
 		return res, err
 	}
-	job := demosite.Job{Name: "bench", Seeds: sites.seeds(opts.Seeds == SeedsAll), AllowedDomains: sites.hosts,
-		PerHostRPS: cluster.MaxPerHostRPS, PerHostConcurrency: cluster.MaxPerHostInFlight,
-		Capacity: max(100_000, 2*int64(details))}
 	res, err = measureCrawl(ctx, meter, cl, job)
-	res.Slaves, res.Details = slaves, details
+	res.Slaves = slaves
 	return res, err
 }
 
@@ -339,7 +349,7 @@ func measureCrawl(ctx context.Context, meter redisMeter, cl *crawlCluster, job d
 	if err != nil {
 		return res, err
 	}
-	res.ListPages = st.Counters.ListPages
+	res.ListPages, res.Failed = st.Counters.ListPages, st.Counters.Failed
 	return res, nil
 }
 

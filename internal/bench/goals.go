@@ -31,6 +31,9 @@ func (r *report) goals() Table {
 			"asleep, which costs it several times more CPU than one that comes back to back (see Redis round trips); " +
 			"at concurrency 128 the same crawl costs less per page. Scaling: steady pages/s."},
 	}
+	if r.site != nil {
+		r.site.addSiteGoals(&t)
+	}
 	for _, c := range r.crawls {
 		r.perPageGoals(&t, c)
 	}

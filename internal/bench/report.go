@@ -32,6 +32,8 @@ type ReportOptions struct {
 	Idle IdleOptions
 	// Memory is the memory check.
 	Memory MemoryOptions
+	// Site is the one-site comparison with colly; nil skips it.
+	Site *SiteOptions
 	// Progress, when set, receives a line as each benchmark starts.
 	Progress io.Writer
 }
@@ -54,8 +56,9 @@ func DefaultReportOptions() ReportOptions {
 	issue9.Slaves, issue9.Hosts = []int{1, 2, 4}, 4
 	loaded := slow
 	loaded.Slaves, loaded.Concurrency, loaded.DetailsPerSlave = []int{1, 2, 4}, 128, 6400
+	site := DefaultSiteOptions()
 	return ReportOptions{
-		RedisServer: "redis-server", RedisURL: "redis://127.0.0.1:6379/0",
+		RedisServer: "redis-server", RedisURL: "redis://127.0.0.1:6379/0", Site: &site,
 		DedupN: []int{1_000_000, 10_000_000}, Dedup: DedupOptions{Duration: 10 * time.Second},
 		Assign: AssignOptions{Keys: 1_000_000}, Crawls: []CrawlOptions{zero, slow, issue9, loaded},
 		Idle: DefaultIdleOptions(), Memory: DefaultMemoryOptions(),
@@ -71,6 +74,7 @@ func QuickReportOptions() ReportOptions {
 	o.Crawls = o.Crawls[:2]
 	o.Idle.Slaves, o.Idle.Duration = 2, 2*time.Second
 	o.Memory.Concurrency, o.Memory.PageBytes, o.Memory.Pages = 32, 1<<20, 64
+	o.Site.Details, o.Site.Rounds, o.Site.Latencies = 400, 1, []time.Duration{0}
 	return o
 }
 
@@ -82,6 +86,7 @@ type report struct {
 	crawls  []crawlRun
 	idle    []IdleResult
 	memory  *MemoryResult
+	site    *SiteReport
 	scripts *scriptNames
 	redis   string // the Redis version
 }
@@ -92,7 +97,7 @@ func Report(ctx context.Context, w io.Writer, opts ReportOptions) error {
 	r := &report{opts: opts, scripts: newScriptNames()}
 	var body strings.Builder
 	r.w = &body
-	for _, section := range []func(context.Context) error{r.dedup, r.assign, r.crawl, r.roundTrips, r.idleCost, r.memoryCheck} {
+	for _, section := range []func(context.Context) error{r.oneSite, r.dedup, r.assign, r.crawl, r.roundTrips, r.idleCost, r.memoryCheck} {
 		if err := section(ctx); err != nil {
 			return err
 		}
@@ -128,7 +133,7 @@ func (r *report) withRedis(ctx context.Context, fn func(url string) error) error
 func (r *report) command(sub string, args []string) string {
 	parts := append([]string{"crawler", "bench", sub}, args...)
 	switch {
-	case sub == "assign":
+	case sub == "assign", sub == "site":
 	case r.opts.RedisServer == "":
 		parts = append(parts, "--redis", r.opts.RedisURL)
 	default:
@@ -144,6 +149,32 @@ func (r *report) section(title, intro, command string, tables []Table) error {
 		return err
 	}
 	return nil
+}
+
+// oneSite is the one-site comparison with colly, the headline: one host
+// walked from its first list page, with faults, at 0 and 20 ms.
+func (r *report) oneSite(ctx context.Context) error {
+	if r.opts.Site == nil {
+		return nil
+	}
+	opts := *r.opts.Site
+	opts.Binary, opts.Progress = r.opts.Binary, r.opts.Progress
+	if r.opts.RedisServer != "" {
+		opts.RedisServer = r.opts.RedisServer
+	}
+	r.progress("one site, %v, %d rounds of %v", opts.Latencies, opts.Rounds, opts.Crawlers)
+	rep, err := Site(ctx, opts)
+	if err != nil {
+		return fmt.Errorf("one site: %w", err)
+	}
+	r.site = &rep
+	intro := "The shape most users start with: one site, its list pages walked breadth-first from the first one " +
+		"(each links the next three), one detail page in twenty faulty (a 404, a 503 once or twice, a connection " +
+		"reset, a 1 s stall), crawled by 1 master and 3 slaves, by `crawler run` on its defaults, and by colly v2 " +
+		"(Async, Parallelism 16, its own robots.txt handling, retries as ours; internal/bench/peers/colly, a module " +
+		"of its own) in the same run, interleaved round by round. The bound is the least time any crawler holding " +
+		"16 slots of the site can take; each table says how it is worked out."
+	return r.section("One site, beside colly", intro, r.command("site", opts.Args()), SiteTables(rep))
 }
 
 func (r *report) dedup(ctx context.Context) error {

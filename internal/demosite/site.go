@@ -47,6 +47,18 @@ type Options struct {
 	// PDFEvery serves every n-th detail page as a PDF (0, the default:
 	// none): fetched, it is skipped as not HTML (skipped_not_html).
 	PDFEvery int
+	// NextLinks is how many following list pages each list page links
+	// (default 1): with 3, list page n links n+1, n+2 and n+3, so a
+	// breadth-first walk from the first page is about ListPages/3 levels
+	// deep.
+	NextLinks int
+	// FaultEvery makes every n-th detail page faulty (0, the default:
+	// none), the faults taken in turn: a 404, a 503 once, a 503 twice, a
+	// connection reset once, and a stall of Stall before the page.
+	FaultEvery int
+	// Stall is how long a stalling page waits before it answers (default
+	// 1s).
+	Stall time.Duration
 }
 
 func (o *Options) applyDefaults() {
@@ -62,6 +74,10 @@ func (o *Options) applyDefaults() {
 	def(&o.GoneEvery, 101)
 	def(&o.FlakyEvery, 37)
 	def(&o.FirstID, 1)
+	def(&o.NextLinks, 1)
+	if o.Stall == 0 {
+		o.Stall = time.Second
+	}
 }
 
 // Site is the demo site; it is an http.Handler.
@@ -69,7 +85,7 @@ type Site struct {
 	opts   Options
 	filler []byte // PageBytes of padding paragraphs, cut per page
 	mu     sync.Mutex
-	flaky  map[int]bool // flaky pages that already failed once
+	flaky  map[int]int // failures each flaky page has answered so far
 	hits   map[string]int
 	healed bool // gone pages are back
 }
@@ -85,7 +101,7 @@ func (s *Site) Heal() {
 // New returns a site.
 func New(opts Options) *Site {
 	opts.applyDefaults()
-	return &Site{opts: opts, filler: filler(opts.PageBytes), flaky: map[int]bool{}, hits: map[string]int{}}
+	return &Site{opts: opts, filler: filler(opts.PageBytes), flaky: map[int]int{}, hits: map[string]int{}}
 }
 
 // fillerParagraph is one paragraph of padding; every copy has its length.
@@ -177,6 +193,9 @@ func (s *Site) serveList(w http.ResponseWriter, r *http.Request) {
 		// The next page twice, spelled two ways: the frontier must queue it once.
 		fmt.Fprintf(&b, "<a class=\"next\" href=\"/list/%d\">next</a> <a class=\"next\" href=\"/list/%d#top\">also next</a>\n", n+1, n+1)
 	}
+	for k := n + 2; k <= min(n+s.opts.NextLinks, s.ListPages()); k++ {
+		fmt.Fprintf(&b, "<a class=\"next\" href=\"/list/%d\">page %d</a>\n", k, k)
+	}
 	b.WriteString("</body></html>\n")
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_, _ = w.Write([]byte(b.String()))
@@ -247,7 +266,7 @@ func (s *Site) pdf(id int) bool { return s.opts.PDFEvery > 0 && id%s.opts.PDFEve
 func (s *Site) gone(id int) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return !s.healed && s.opts.GoneEvery > 0 && id%s.opts.GoneEvery == 0
+	return !s.healed && (s.opts.GoneEvery > 0 && id%s.opts.GoneEvery == 0 || s.fault(id) == faultGone)
 }
 
 func (s *Site) serveDetail(w http.ResponseWriter, r *http.Request) {
@@ -258,6 +277,9 @@ func (s *Site) serveDetail(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.failOnce(id) {
 		http.Error(w, "try again", http.StatusServiceUnavailable)
+		return
+	}
+	if s.injectFault(w, r, id) {
 		return
 	}
 	if s.pdf(id) {
@@ -309,11 +331,17 @@ func (s *Site) failOnce(id int) bool {
 	if s.opts.FlakyEvery <= 0 || id%s.opts.FlakyEvery != 0 {
 		return false
 	}
+	return s.failFirst(id, 1)
+}
+
+// failFirst reports whether detail id is to fail this time: its first
+// n requests fail, later ones are served.
+func (s *Site) failFirst(id, n int) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.flaky[id] {
+	if s.flaky[id] >= n {
 		return false
 	}
-	s.flaky[id] = true
+	s.flaky[id]++
 	return true
 }
