@@ -25,7 +25,7 @@ import (
 )
 
 // TestCLI_help: every command has examples, the parents (crawler, crawler
-// client, crawler bench) included, and --version answers with the commit
+// client) included, and --version answers with the commit
 // or says it is unknown (the test binary is built with plain go build,
 // under GOFLAGS=-buildvcs=false on CI).
 func TestCLI_help(t *testing.T) {
@@ -40,7 +40,7 @@ func TestCLI_help(t *testing.T) {
 		}
 	}
 	walk(newRootCmd())
-	for _, parent := range [][]string{{"--help"}, {"client", "--help"}, {"bench", "--help"}} {
+	for _, parent := range [][]string{{"--help"}, {"client", "--help"}} {
 		if out, _, err := crawler(t, time.Minute, parent...); err != nil || !strings.Contains(out, "Examples:") {
 			t.Errorf("crawler %s: %v, no examples:\n%s", strings.Join(parent, " "), err, out)
 		}

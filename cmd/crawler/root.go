@@ -66,7 +66,6 @@ Precedence: flag > environment > config file > default.`,
 		newProxyCmd(a),
 		newRunCmd(a),
 		newDemoCmd(a),
-		newBenchCmd(a),
 		newVersionCmd(),
 	)
 	return root

@@ -184,7 +184,7 @@ func idRange(lo, hi int) []int {
 	return ids
 }
 
-// Args are the `crawler bench assign` flags that reproduce o.
+// Args are the `crawler-bench assign` flags that reproduce o.
 func (o AssignOptions) Args() []string {
 	o.defaults()
 	return []string{"--slots", strconv.Itoa(o.Slots), "--slaves", strconv.Itoa(o.Slaves), "--keys", strconv.Itoa(o.Keys)}

@@ -128,7 +128,7 @@ func (o CrawlOptions) where() string {
 	return s
 }
 
-// Args are the `crawler bench crawl` flags that reproduce o (Redis aside).
+// Args are the `crawler-bench crawl` flags that reproduce o (Redis aside).
 func (o CrawlOptions) Args() []string {
 	sizes := make([]string, len(o.Slaves))
 	for i, n := range o.Slaves {

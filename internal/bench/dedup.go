@@ -271,7 +271,7 @@ func benchFPs(n int) []canon.Fingerprint {
 	return out
 }
 
-// Args are the `crawler bench dedup` flags that reproduce o (Redis aside).
+// Args are the `crawler-bench dedup` flags that reproduce o (Redis aside).
 func (o DedupOptions) Args() []string {
 	o.defaults()
 	return []string{"--n", strconv.Itoa(o.N), "--batch", strconv.Itoa(o.Batch), "--duration", o.Duration.String()}

@@ -1,4 +1,4 @@
-// Package bench holds the measurements behind `crawler bench ...`: each
+// Package bench holds the measurements behind `crawler-bench ...`: each
 // compares one of the crawler's components with the alternatives on the
 // same input, or measures what the cluster costs, and returns results that
 // print as tables, aligned text or Markdown (Table, Format).
@@ -10,6 +10,11 @@
 //     per page: CPU of the processes (/proc) and of Redis (INFO), Redis
 //     commands (commandstats), and the commands and round trips each
 //     process sent, counted on the wire by a Tap in front of Redis.
+//   - Site: one site walked from its first list page, with faults, crawled
+//     by a cluster, by `crawler run` and by colly v2 (peers/colly, a module
+//     of its own, built at run time), interleaved; pages/s beside the
+//     bound any crawler with the same slots can reach.
+//   - ProxyPool: a proxy pick and its report in Redis, and validation.
 //   - Idle: what a cluster with no job costs Redis per second and node.
 //   - Memory: a slave's peak resident set on big pages at high concurrency.
 //   - Report: all of them, as the Markdown of docs/benchmarks.md.

@@ -68,7 +68,7 @@ func ownRedis(t *testing.T) (string, *redis.Client) {
 		t.Fatalf("start a redis-server of the test's own (install redis-server): %v", err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	rdb, err := dialRedis(context.Background(), s.URL())
+	rdb, err := DialRedis(context.Background(), s.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,9 +228,9 @@ func TestReport(t *testing.T) {
 		"## One site, beside colly", "| colly v2, Parallelism 16 | ", "| 1 master + 3 slaves | ",
 		"| every crawler stores the same pages, one site at 0s | within 1% | 0.00% off at worst | yes |",
 		"| Redis CPU per stored page, 0s latency, 2 hosts | ≤ 0.050 ms |", "## Dupefilter, 2k fingerprints",
-		"crawler bench dedup --n 2000 --batch 1000 --duration 200ms --redis-server redis-server --format md",
-		"## Assigner", "## Crawl, 0s latency, 2 hosts, slaves 1", "crawler bench crawl --slaves 1 ", "## Idle cluster",
-		"crawler bench idle --slaves 1 --duration 1s --after-job=false", "## Memory", "| 4 | 64 KiB |"} {
+		"crawler-bench dedup --n 2000 --batch 1000 --duration 200ms --redis-server redis-server --format md",
+		"## Assigner", "## Crawl, 0s latency, 2 hosts, slaves 1", "crawler-bench crawl --slaves 1 ", "## Idle cluster",
+		"crawler-bench idle --slaves 1 --duration 1s --after-job=false", "## Memory", "| 4 | 64 KiB |"} {
 		if !strings.Contains(doc.String(), want) {
 			t.Errorf("the report lacks %q", want)
 		}

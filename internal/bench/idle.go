@@ -57,7 +57,7 @@ func (o IdleOptions) Validate() error {
 	return nil
 }
 
-// Args are the `crawler bench idle` flags that reproduce o (Redis aside).
+// Args are the `crawler-bench idle` flags that reproduce o (Redis aside).
 func (o IdleOptions) Args() []string {
 	args := []string{"--slaves", strconv.Itoa(o.Slaves), "--duration", o.Duration.String()}
 	if !o.AfterJob {

@@ -58,7 +58,7 @@ func (o MemoryOptions) crawl() CrawlOptions {
 		Timeout: o.Timeout}
 }
 
-// Args are the `crawler bench memory` flags that reproduce o (Redis aside).
+// Args are the `crawler-bench memory` flags that reproduce o (Redis aside).
 func (o MemoryOptions) Args() []string {
 	return []string{"--concurrency", strconv.Itoa(o.Concurrency), "--page-bytes", strconv.Itoa(o.PageBytes),
 		"--pages", strconv.Itoa(o.Pages), "--latency", o.Latency.String(), "--limit-mib", strconv.FormatInt(o.Limit>>20, 10)}

@@ -31,7 +31,7 @@ type RoundTripWay struct {
 // why a cluster's Redis CPU per page falls as its load rises: what a round
 // trip costs is shared by the pages it serves.
 func RoundTrips(ctx context.Context, redisURL string) ([]RoundTripWay, error) {
-	rdb, err := dialRedis(ctx, redisURL)
+	rdb, err := DialRedis(ctx, redisURL)
 	if err != nil {
 		return nil, err
 	}

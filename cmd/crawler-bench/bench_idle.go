@@ -21,7 +21,7 @@ node, Redis's CPU, and the commands and round trips each process sent (a
 loopback proxy per process counts them on the wire); then, with --after-job,
 the same once a small job has finished. --redis-server starts a Redis of the
 benchmark's own.`,
-		Example:      `  crawler bench idle --slaves 4 --duration 10s --redis-server redis-server`,
+		Example:      `  crawler-bench idle --slaves 4 --duration 10s --redis-server redis-server`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {

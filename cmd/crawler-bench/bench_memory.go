@@ -23,7 +23,7 @@ func newBenchMemoryCmd() *cobra.Command {
 after --latency (so that the slave holds --concurrency pages in flight at
 once), and prints the slave's peak resident set (VmHWM) against --limit-mib.
 It exits non-zero when the slave went over the limit.`,
-		Example:      `  crawler bench memory --concurrency 256 --page-bytes 5242880 --redis-server redis-server`,
+		Example:      `  crawler-bench memory --concurrency 256 --page-bytes 5242880 --redis-server redis-server`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {

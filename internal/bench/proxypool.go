@@ -1,4 +1,4 @@
-package proxy
+package bench
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,11 +17,12 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/proxy"
 	"github.com/crawler-dev/crawler/proxy/proxytest"
 )
 
-// BenchOptions configures Bench.
-type BenchOptions struct {
+// ProxyOptions configures ProxyPool.
+type ProxyOptions struct {
 	// PoolSizes are the pool sizes the selection is measured at.
 	// Default 10 and 1000.
 	PoolSizes []int
@@ -34,13 +36,13 @@ type BenchOptions struct {
 	Concurrency int
 }
 
-// DefaultBenchOptions returns the defaults.
-func DefaultBenchOptions() BenchOptions {
-	return BenchOptions{PoolSizes: []int{10, 1000}, Requests: 20000, Workers: 16, Candidates: 200, Concurrency: 64}
+// DefaultProxyOptions returns the defaults.
+func DefaultProxyOptions() ProxyOptions {
+	return ProxyOptions{PoolSizes: []int{10, 1000}, Requests: 20000, Workers: 16, Candidates: 200, Concurrency: 64}
 }
 
 // Validate names the first option out of range.
-func (o BenchOptions) Validate() error {
+func (o ProxyOptions) Validate() error {
 	switch {
 	case len(o.PoolSizes) == 0:
 		return cluster.Invalid("PoolSizes", o.PoolSizes, "is empty")
@@ -61,8 +63,8 @@ func (o BenchOptions) Validate() error {
 	return nil
 }
 
-// SelectionRow is the cost of Pick+Report at one pool size.
-type SelectionRow struct {
+// ProxySelectionRow is the cost of Pick+Report at one pool size.
+type ProxySelectionRow struct {
 	Pool, Workers, Requests int
 	Wall                    time.Duration
 	// RoundTrips counts the commands sent per request (pick + report).
@@ -73,39 +75,39 @@ type SelectionRow struct {
 }
 
 // PerRequest is the wall time per request across all workers.
-func (r SelectionRow) PerRequest() time.Duration { return r.Wall / time.Duration(r.Requests) }
+func (r ProxySelectionRow) PerRequest() time.Duration { return r.Wall / time.Duration(r.Requests) }
 
 // PerSecond is the requests per second.
-func (r SelectionRow) PerSecond() float64 { return float64(r.Requests) / r.Wall.Seconds() }
+func (r ProxySelectionRow) PerSecond() float64 { return float64(r.Requests) / r.Wall.Seconds() }
 
-// ValidationRow is the validator's throughput.
-type ValidationRow struct {
+// ProxyValidationRow is the validator's throughput.
+type ProxyValidationRow struct {
 	Candidates, Concurrency, Passed int
 	Wall                            time.Duration
 }
 
 // PerSecond is the candidates validated per second.
-func (r ValidationRow) PerSecond() float64 { return float64(r.Candidates) / r.Wall.Seconds() }
+func (r ProxyValidationRow) PerSecond() float64 { return float64(r.Candidates) / r.Wall.Seconds() }
 
-// BenchReport is what `crawler bench proxy` prints.
-type BenchReport struct {
-	Selection  []SelectionRow
-	Validation ValidationRow
+// ProxyReport is what `crawler-bench proxy` prints.
+type ProxyReport struct {
+	Selection  []ProxySelectionRow
+	Validation ProxyValidationRow
 }
 
-// Bench measures the pool on rdb, under a scratch prefix below keys that
+// ProxyPool measures the pool on rdb, under a scratch prefix below keys that
 // it deletes afterwards: Pick+Report per request at each pool size, and
 // the validator's candidates per second against loopback HTTP proxies
 // (goproxy) and a loopback judge. It adds a hook counting commands to rdb.
-func Bench(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, o BenchOptions) (*BenchReport, error) {
+func ProxyPool(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, o ProxyOptions) (*ProxyReport, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
 	calls := &callCounter{}
 	rdb.AddHook(calls)
-	rep := &BenchReport{}
+	rep := &ProxyReport{}
 	for _, n := range o.PoolSizes {
-		row, err := benchScratch(ctx, rdb, keys, func(k cluster.Keys) (SelectionRow, error) {
+		row, err := benchScratch(ctx, rdb, keys, func(k cluster.Keys) (ProxySelectionRow, error) {
 			return benchSelection(ctx, rdb, k, calls, n, o)
 		})
 		if err != nil {
@@ -113,7 +115,7 @@ func Bench(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, o 
 		}
 		rep.Selection = append(rep.Selection, row)
 	}
-	v, err := benchScratch(ctx, rdb, keys, func(k cluster.Keys) (ValidationRow, error) {
+	v, err := benchScratch(ctx, rdb, keys, func(k cluster.Keys) (ProxyValidationRow, error) {
 		return benchValidation(ctx, rdb, k, o)
 	})
 	rep.Validation = v
@@ -126,7 +128,7 @@ func benchScratch[T any](ctx context.Context, rdb redis.UniversalClient, keys cl
 	if prefix == "" {
 		prefix = cluster.DefaultPrefix
 	}
-	k := cluster.Keys{Prefix: prefix + ":bench:" + newToken()[:8]}
+	k := cluster.Keys{Prefix: prefix + ":bench:" + strconv.FormatInt(time.Now().UnixNano(), 36)}
 	defer deleteTag(context.WithoutCancel(ctx), rdb, k.Proxies().Tag())
 	return f(k)
 }
@@ -138,13 +140,13 @@ func deleteTag(ctx context.Context, rdb redis.UniversalClient, tag string) {
 	}
 }
 
-func benchSelection(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, calls *callCounter, n int, o BenchOptions) (SelectionRow, error) {
+func benchSelection(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, calls *callCounter, n int, o ProxyOptions) (ProxySelectionRow, error) {
 	if err := seedBench(ctx, rdb, keys, n); err != nil {
-		return SelectionRow{}, err
+		return ProxySelectionRow{}, err
 	}
-	pool, err := NewPool(rdb, keys, DefaultPoolOptions())
+	pool, err := proxy.NewPool(rdb, keys, proxy.DefaultPoolOptions())
 	if err != nil {
-		return SelectionRow{}, err
+		return ProxySelectionRow{}, err
 	}
 	target, _ := url.Parse("https://bench.example/page")
 	cpu0 := redisCPU(ctx, rdb)
@@ -155,9 +157,9 @@ func benchSelection(ctx context.Context, rdb redis.UniversalClient, keys cluster
 		if err != nil {
 			return err
 		}
-		return pool.Report(ctx, p, Success(50*time.Millisecond))
+		return pool.Report(ctx, p, proxy.Success(50*time.Millisecond))
 	})
-	row := SelectionRow{Pool: n, Workers: o.Workers, Requests: o.Requests, Wall: time.Since(start),
+	row := ProxySelectionRow{Pool: n, Workers: o.Workers, Requests: o.Requests, Wall: time.Since(start),
 		RoundTrips: float64(calls.n.Load()) / float64(o.Requests)}
 	if cpu1 := redisCPU(ctx, rdb); cpu0 >= 0 && cpu1 >= 0 {
 		row.RedisCPU = (cpu1 - cpu0) / time.Duration(o.Requests)
@@ -168,16 +170,16 @@ func benchSelection(ctx context.Context, rdb redis.UniversalClient, keys cluster
 // seedBench fills the pool with n synthetic proxies (never contacted),
 // each allowed more requests in flight than the workers.
 func seedBench(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, n int) error {
-	vo := DefaultOptions()
+	vo := proxy.DefaultOptions()
 	vo.CheckURL, vo.MaxSize, vo.MinSize, vo.ProxyConcurrency = "http://127.0.0.1:9/", n, 0, 1000
-	v, err := NewValidator(rdb, keys, vo)
+	v, err := proxy.NewValidator(rdb, keys, vo)
 	if err != nil {
 		return err
 	}
-	seeds := make([]Seeded, n)
+	seeds := make([]proxy.Seeded, n)
 	for i := range seeds {
-		p, _ := Parse(fmt.Sprintf("http://u%d:p@10.%d.%d.%d:3128", i, i>>16&255, i>>8&255, i&255))
-		seeds[i] = Seeded{Proxy: p, Latency: time.Duration(20+i%200) * time.Millisecond, Tunnel: true}
+		p, _ := proxy.Parse(fmt.Sprintf("http://u%d:p@10.%d.%d.%d:3128", i, i>>16&255, i>>8&255, i&255))
+		seeds[i] = proxy.Seeded{Proxy: p, Latency: time.Duration(20+i%200) * time.Millisecond, Tunnel: true}
 	}
 	return v.Seed(ctx, seeds)
 }
@@ -201,38 +203,40 @@ func runWorkers(workers, total int, f func() error) error {
 	return errors.Join(errs...)
 }
 
-func benchValidation(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, o BenchOptions) (ValidationRow, error) {
+func benchValidation(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, o ProxyOptions) (ProxyValidationRow, error) {
 	var lines []string
 	for range o.Candidates {
 		s, err := proxytest.NewHTTP()
 		if err != nil {
-			return ValidationRow{}, err
+			return ProxyValidationRow{}, err
 		}
 		defer s.Close()
 		lines = append(lines, s.Line())
 	}
-	vo := DefaultOptions()
-	vo.Concurrency, vo.MaxSize, vo.MinSize = o.Concurrency, o.Candidates, 0
-	v, err := NewValidator(rdb, keys, vo)
+	list, err := os.CreateTemp("", "bench-proxies-*.txt")
 	if err != nil {
-		return ValidationRow{}, err
+		return ProxyValidationRow{}, err
+	}
+	defer os.Remove(list.Name())
+	_, err = list.WriteString(strings.Join(lines, "\n") + "\n")
+	if err := errors.Join(err, list.Close()); err != nil {
+		return ProxyValidationRow{}, err
+	}
+	vo := proxy.DefaultOptions()
+	vo.Concurrency, vo.MaxSize, vo.MinSize, vo.Sources = o.Concurrency, o.Candidates, 0, []string{list.Name()}
+	v, err := proxy.NewValidator(rdb, keys, vo)
+	if err != nil {
+		return ProxyValidationRow{}, err
 	}
 	defer v.Close()
-	ps := make([]Proxy, len(lines))
-	for i, l := range lines {
-		ps[i], _ = Parse(l)
-	}
-	if _, _, err := v.admit(ctx, ps); err != nil {
-		return ValidationRow{}, err
-	}
-	start := time.Now()
+	start := time.Now() // the round reads the list, admits its proxies and checks them
 	r, err := v.Round(ctx)
-	return ValidationRow{Candidates: r.Checked, Concurrency: o.Concurrency, Passed: r.Passed,
+	return ProxyValidationRow{Candidates: r.Checked, Concurrency: o.Concurrency, Passed: r.Passed,
 		Wall: time.Since(start)}, err
 }
 
 // WriteTable prints the report as two tables.
-func (r *BenchReport) WriteTable(w io.Writer) error {
+func (r *ProxyReport) WriteTable(w io.Writer) error {
 	fmt.Fprintln(w, "proxy selection + feedback (one Pick + one Report per request)")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "pool\tworkers\trequests\treq/s\tµs/request\tround trips/request\tRedis CPU µs/request*\t")

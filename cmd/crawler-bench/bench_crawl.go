@@ -31,9 +31,9 @@ trips each process sent (a loopback proxy per process counts them on the
 wire), and the slaves' peak RSS; then where the commands come from, by
 command. --redis-server starts a Redis of the benchmark's own, so that no
 other client's traffic lands in Redis's numbers.`,
-		Example: `  crawler bench crawl --details 4000 --slaves 1,2,4,8 --hosts 8
-  crawler bench crawl --latency 200ms --hosts 4 --slaves 1,2,4 --concurrency 8 --details-per-slave 600 --redis-server redis-server
-  crawler bench crawl --details 300 --slaves 1 --format md`,
+		Example: `  crawler-bench crawl --details 4000 --slaves 1,2,4,8 --hosts 8
+  crawler-bench crawl --latency 200ms --hosts 4 --slaves 1,2,4 --concurrency 8 --details-per-slave 600 --redis-server redis-server
+  crawler-bench crawl --details 300 --slaves 1 --format md`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -23,8 +22,8 @@ of its own started from --redis-server, and writes one Markdown document: the
 machine (CPU, cores, memory, kernel, Go and Redis versions), the goals beside
 what was measured, and each benchmark's command line and tables. It takes
 about 10 minutes on 2 cores; --quick makes every benchmark small, to try it.`,
-		Example: `  crawler bench report -o docs/benchmarks.md
-  crawler bench report --quick -o /tmp/benchmarks.md`,
+		Example: `  crawler-bench report -o docs/benchmarks.md
+  crawler-bench report --quick -o /tmp/benchmarks.md`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -35,9 +34,9 @@ about 10 minutes on 2 cores; --quick makes every benchmark small, to try it.`,
 			if cmd.Flags().Changed("dedup-n") {
 				opts.DedupN = dedupN
 			}
-			exe, err := os.Executable()
+			exe, err := crawlerBinary()
 			if err != nil {
-				return fmt.Errorf("find the crawler binary: %w", err)
+				return err
 			}
 			opts.Binary, opts.RedisServer, opts.RedisURL, opts.Progress = exe, redisServer, redisURL, cmd.ErrOrStderr()
 			var doc bytes.Buffer

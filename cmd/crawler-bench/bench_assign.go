@@ -12,7 +12,7 @@ func newBenchAssignCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "assign",
 		Short:   "Compare URL-to-slave routing schemes: speed, balance, keys moved on a leave or join",
-		Example: `  crawler bench assign --slots 64 --slaves 10 --keys 1000000`,
+		Example: `  crawler-bench assign --slots 64 --slaves 10 --keys 1000000`,
 		Long: `assign routes URL fingerprints over n slaves of a virtual node table of --slots
 slots with our two-level hash (rendezvous second level), the paper's (live[h%n]), jump
 consistent hash and hash rings, then again after one slave leaves and after

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"os"
-
 	"github.com/spf13/cobra"
 
 	"github.com/crawler-dev/crawler/internal/bench"
@@ -31,8 +28,8 @@ master and --slaves slaves on a redis-server of the benchmark's own, with
 from its own module in --peer-dir. It prints each crawler's pages/s beside
 colly's, the CPU, Redis CPU and Redis commands per page, peak RSS, and the
 bound: the least time any crawler with that many slots of the site can take.`,
-		Example: `  crawler bench site                                        # 0 and 20 ms, 3 rounds
-  crawler bench site --latency 0 --rounds 1 --details 400   # a quick look`,
+		Example: `  crawler-bench site                                        # 0 and 20 ms, 3 rounds
+  crawler-bench site --latency 0 --rounds 1 --details 400   # a quick look`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -40,9 +37,9 @@ bound: the least time any crawler with that many slots of the site can take.`,
 			if err := f.Validate(); err != nil {
 				return benchSiteFlags.name(err)
 			}
-			exe, err := os.Executable()
+			exe, err := crawlerBinary()
 			if err != nil {
-				return fmt.Errorf("find the crawler binary: %w", err)
+				return err
 			}
 			opts.Binary, opts.Progress = exe, cmd.ErrOrStderr()
 			if err := opts.Validate(); err != nil {

@@ -11,6 +11,8 @@ import (
 // TestBenchCommands_flagErrors runs the bench subcommands with a bad flag
 // each: the error names the flag, and nothing is started.
 func TestBenchCommands_flagErrors(t *testing.T) {
+	defer func(old string) { crawlerFlag = old }(crawlerFlag)
+	crawlerFlag = "sh" // any executable: nothing is started
 	for _, tc := range []struct {
 		cmd  func() *cobra.Command
 		args []string
@@ -25,6 +27,8 @@ func TestBenchCommands_flagErrors(t *testing.T) {
 		{newBenchDedupCmd, []string{"--format", "x"}, "--format: x is not text or md"},
 		{newBenchAssignCmd, []string{"--format", "x"}, "--format: x is not text or md"},
 		{newBenchReportCmd, []string{"--redis-server", "/nonexistent/redis-server", "--quick"}, "redis server:"},
+		{newBenchSiteCmd, []string{"--crawlers", "cluster,scrapy"}, "--crawlers: scrapy is not cluster, run or colly"},
+		{newBenchSiteCmd, []string{"--rounds", "0"}, "--rounds: 0 is outside 1..100"},
 	} {
 		cmd := tc.cmd()
 		var out bytes.Buffer

@@ -15,8 +15,8 @@ func newBenchDedupCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "dedup",
 		Short: "Compare dupefilter methods on a Redis: checks/s and bytes per fingerprint",
-		Example: `  crawler bench dedup --n 1000000 --redis-server redis-server
-  crawler bench dedup --redis redis://127.0.0.1:6379/0 --format md`,
+		Example: `  crawler-bench dedup --n 1000000 --redis-server redis-server
+  crawler-bench dedup --redis redis://127.0.0.1:6379/0 --format md`,
 		Long: `dedup inserts --n URL fingerprints into the bloom, exact and set modes of the
 dupefilter (batched Lua check-and-insert, --batch per call) and times them,
 times the bloom mode again with every slice of the window full, times the
@@ -38,7 +38,7 @@ traffic land in the numbers.`,
 				return err
 			}
 			defer stop()
-			rdb, err := openRedis(cmd.Context(), url)
+			rdb, err := bench.DialRedis(cmd.Context(), url)
 			if err != nil {
 				return err
 			}

@@ -22,12 +22,12 @@ a round trip costs Redis besides the work it carries, which is why a
 cluster's Redis CPU per page falls as its load rises. --redis-server starts
 a Redis of the benchmark's own, so that no other client's traffic lands in
 its numbers.`,
-		Example:      `  crawler bench roundtrips --redis-server redis-server`,
+		Example:      `  crawler-bench roundtrips --redis-server redis-server`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return processBench(cmd.Context(), format, names, redisServer, redisURL,
-				func(string) error { return nil },
+				nil,
 				func(f bench.Format, url string) error {
 					ways, err := bench.RoundTrips(cmd.Context(), url)
 					if err != nil {
