@@ -306,7 +306,9 @@ func (r *jobRunner) failList(ctx context.Context, round int64, member string, pa
 	if err := r.m.deps.Failures.SaveFailure(ctx, f); err != nil {
 		return fmt.Errorf("record failed list page: %w", err)
 	}
-	r.noteFailure(ctx, f)
+	if !res.Kind.Skipped() {
+		r.noteFailure(ctx, f)
+	}
 	r.log.Warn("list page not fetched", zap.String("url", page.URL), zap.String("kind", res.Kind.String()), zap.Error(res.Err))
 	return r.frontier.commit(ctx, round, member, listOutcome(res.Kind), nil)
 }

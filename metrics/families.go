@@ -19,9 +19,10 @@ const (
 
 // Buckets of the histograms, in seconds.
 var (
-	fetchBuckets = []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
-	waitBuckets  = []float64{.005, .01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300}
-	redisBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1}
+	fetchBuckets   = []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
+	waitBuckets    = []float64{.005, .01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300}
+	extractBuckets = []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
+	redisBuckets   = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1}
 )
 
 // families are the metric vectors of one Registry (doc.go lists them).
@@ -30,6 +31,7 @@ type families struct {
 	fetchBytes       *prometheus.CounterVec
 	fetchDuration    *prometheus.HistogramVec
 	fetchInFlight    *prometheus.GaugeVec
+	extractDuration  *prometheus.HistogramVec
 	retries          *prometheus.CounterVec
 	failures         *prometheus.CounterVec
 	dedupURLs        *prometheus.CounterVec
@@ -56,6 +58,9 @@ func newFamilies() *families {
 			"Time to fetch a page, from the request to the last body byte.", fetchBuckets, node(labelStatus)),
 		fetchInFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "crawler_fetch_in_flight",
 			Help: "Pages being fetched now."}, node()),
+		extractDuration: histogram("crawler_extract_duration_seconds",
+			"Time to extract one page's links and fields, by result: ok, limit (past the page's work budget) or error.",
+			extractBuckets, node(labelResult)),
 		retries: counter("crawler_retries_total",
 			"Fetches tried again after a transient failure.", node()),
 		failures: counter("crawler_failures_total",
@@ -96,7 +101,7 @@ func histogram(name, help string, buckets []float64, labels []string) *prometheu
 
 // collectors lists the vectors for registration.
 func (f *families) collectors() []prometheus.Collector {
-	return []prometheus.Collector{f.fetchPages, f.fetchBytes, f.fetchDuration, f.fetchInFlight, f.retries,
+	return []prometheus.Collector{f.fetchPages, f.fetchBytes, f.fetchDuration, f.fetchInFlight, f.extractDuration, f.retries,
 		f.failures, f.dedupURLs, f.politenessWaits, f.politenessWaited, f.robotsDisallowed, f.robotsFetches,
 		f.redisCommands, f.redisErrors, f.redisRoundTrip, f.redisDials, f.nearEntries, f.nearBytes}
 }

@@ -13,6 +13,7 @@ type Node struct {
 	nearDup    *NearDup
 	redis      *RedisHook
 	retries    prometheus.Counter
+	extract    prometheus.ObserverVec
 	failures   *bounded[prometheus.Counter]
 }
 
@@ -27,6 +28,7 @@ func newNode(r *Registry, labels prometheus.Labels) *Node {
 		nearDup:    newNearDup(r, labels),
 		redis:      newRedisHook(r, labels),
 		retries:    f.retries.With(labels),
+		extract:    f.extractDuration.MustCurryWith(labels),
 		failures: newBounded(r.kinds, func(kind string) prometheus.Counter {
 			return failures.WithLabelValues(kind)
 		}),

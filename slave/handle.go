@@ -47,7 +47,7 @@ func (s *Slave) handle(ctx context.Context, res downloader.Result) {
 		}
 		return
 	case downloader.Fetched:
-		item, err := s.extractItem(ctx, w, res.Page)
+		item, err := s.measuredExtract(ctx, w, res.Page)
 		res.Page.Release()
 		if err != nil && ctx.Err() != nil {
 			return // stopping mid-extraction: handed back, fetched again
