@@ -92,6 +92,10 @@ func (d *Downloader) robotsGetter(j *Job) robots.Getter {
 		}
 		page, err := d.getRobots(ctx, req)
 		d.reportProxy(picked, page, err, 0)
+		if ctx.Err() == nil {
+			status, _ := answer(page, err)
+			d.deps.Metrics.Robots().Fetched(status, err)
+		}
 		page.Release() // the body is small and parsed at once
 		var fe *fetch.Error
 		switch {

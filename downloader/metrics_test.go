@@ -22,17 +22,7 @@ func TestDownloader_politenessMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rdb, keys := testenv.Redis(t)
-	d, err := New(fastOptions(), Deps{Redis: rdb, Keys: keys, Fetcher: fetch.New(fetch.DefaultOptions()),
-		Metrics: reg.Node(metrics.RoleSlave, 0)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	stopped := make(chan struct{})
-	go func() { defer close(stopped); _ = d.Run(ctx) }()
-	defer func() { stop(); <-stopped }()
-	g := &rig{t: t, ctx: ctx, rdb: rdb, keys: keys, d: d, got: map[string]Result{}, done: make(chan Result, 10)}
+	g := newMeteredRig(t, reg)
 	j := g.job(func(s *cluster.JobSpec) { s.PerHostConcurrency, s.ObeyRobots = 2, false })
 	// Six at once wait for the host's two slots; then six one after the
 	// other go at once.
@@ -78,4 +68,59 @@ func TestDownloader_politenessMetrics(t *testing.T) {
 			t.Errorf("requests that went at once counted as waits: %v", waits)
 		}
 	}
+}
+
+// TestDownloader_robotsFetchMetrics: each robots.txt download is counted
+// in crawler_robots_fetches_total by its status class.
+func TestDownloader_robotsFetchMetrics(t *testing.T) {
+	s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r)
+			return
+		}
+		html(w, "<h1>page</h1>")
+	})
+	reg, err := metrics.New(metrics.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newMeteredRig(t, reg)
+	g.submit(g.job(nil), s.URL+"/page")
+	g.wait(1, time.Minute)
+	got := map[string]float64{}
+	families, err := reg.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "crawler_robots_fetches_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "status" {
+					got[l.GetValue()] += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	if got["4xx"] != 1 || len(got) != 1 {
+		t.Errorf("robots.txt fetches counted %v, want one 4xx", got)
+	}
+}
+
+// newMeteredRig is a rig whose Downloader records into reg.
+func newMeteredRig(t *testing.T, reg *metrics.Registry) *rig {
+	t.Helper()
+	rdb, keys := testenv.Redis(t)
+	d, err := New(fastOptions(), Deps{Redis: rdb, Keys: keys, Fetcher: fetch.New(fetch.DefaultOptions()),
+		Metrics: reg.Node(metrics.RoleSlave, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); _ = d.Run(ctx) }()
+	t.Cleanup(func() { stop(); <-stopped })
+	return &rig{t: t, ctx: ctx, rdb: rdb, keys: keys, d: d, got: map[string]Result{}, done: make(chan Result, 100)}
 }
