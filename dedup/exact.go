@@ -22,7 +22,7 @@ func (m exactMode) plan(b *batch, nowMs, _ int64) plan {
 		packed = append(packed, fp[:exactMember]...)
 	}
 	// Sweep as many expired entries as this call may add, so memory stays
-	// level under steady traffic without a periodic Sweep.
+	// level under steady traffic with no periodic sweep.
 	return plan{call: scriptCall{n: len(fps), modeKeys: []string{m.keys.exact()},
 		modeArgs: []any{nowMs, m.window, len(fps), packed}}}
 }

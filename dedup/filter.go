@@ -186,24 +186,6 @@ func (f *Filter) Prepare(ctx context.Context) error {
 	return redisErr("dedup prepare", err)
 }
 
-// Sweep removes every expired entry of an exact-mode filter and returns how
-// many. Bloom slices expire on their own and set mode never expires, so
-// there it returns 0. Check-and-insert already sweeps a little per call;
-// Sweep is for a periodic caller.
-func (f *Filter) Sweep(ctx context.Context) (int64, error) {
-	if f.opts.Mode != ModeExact {
-		return 0, nil
-	}
-	res, _, err := f.run(ctx, f.scripts.sweep, func(nowMs, guess int64) plan {
-		return f.mode.plan(&batch{}, nowMs, guess)
-	})
-	if err != nil {
-		return 0, redisErr("dedup sweep", err)
-	}
-	n, _ := res.(int64)
-	return n, nil
-}
-
 // maxAttempts bounds the script runs of one call: a clock out of the
 // granules guessed and a lost claim are each retried once.
 const maxAttempts = 3

@@ -29,7 +29,7 @@ var codes = luascript.Codes{"DEDUPCLOCK": ErrClockSkew, "DEDUPOWNER": errNotOwne
 // filter layout, the mode's check/insert functions and one tail, so the
 // tails (enqueue, counters, once-guard) are written once for all modes.
 type scripts struct {
-	admit, seen, contains, prepare, sweep *redis.Script
+	admit, seen, contains, prepare *redis.Script
 }
 
 // modeScripts are every mode's scripts, built once.
@@ -40,8 +40,7 @@ func loadScripts(m Mode) scripts {
 	s := func(tail string) *redis.Script {
 		return redis.NewScript(luascript.Source(luaFiles, "lua/layout.lua", "lua/"+string(m)+".lua", "lua/tail_"+tail+".lua"))
 	}
-	return scripts{admit: s("admit"), seen: s("seen"), contains: s("contains"),
-		prepare: s("prepare"), sweep: s("sweep")}
+	return scripts{admit: s("admit"), seen: s("seen"), contains: s("contains"), prepare: s("prepare")}
 }
 
 // scriptCall is the arguments of one script run: mode keys and arguments

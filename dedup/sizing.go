@@ -70,12 +70,6 @@ func OptimalHashes(eps float64) int {
 	return max(1, int(math.Round(math.Log2(1/eps))))
 }
 
-// ExpectedErrorRate is the false-positive rate of one classic Bloom filter
-// of m bits holding n elements with k bits each: (1 - e^(-kn/m))^k.
-func ExpectedErrorRate(m uint64, n int64, k int) float64 {
-	return math.Pow(1-math.Exp(-float64(k)*float64(n)/float64(m)), float64(k))
-}
-
 // BlockedErrorRate is the false-positive rate of a blocked Bloom filter of
 // m bits in lines of line bits holding n elements, each setting k distinct
 // bits of one line. The elements per line are Poisson with mean n·line/m;

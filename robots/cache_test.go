@@ -64,7 +64,7 @@ func newCache(t *testing.T, rdb redis.UniversalClient, keys cluster.Keys, tune f
 	if tune != nil {
 		tune(&opts)
 	}
-	c, err := New(rdb, HTTPGetter(http.DefaultClient, ua), opts, nil)
+	c, err := New(rdb, httpGetter(http.DefaultClient, ua), opts, nil)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -319,7 +319,7 @@ func TestCache_BadInput(t *testing.T) {
 	bad := DefaultOptions()
 	bad.ErrorTTL = 0
 	var fe *cluster.FieldError
-	if _, err := New(rdb, HTTPGetter(http.DefaultClient, ua), bad, nil); !errors.As(err, &fe) || fe.Field != "ErrorTTL" {
+	if _, err := New(rdb, httpGetter(http.DefaultClient, ua), bad, nil); !errors.As(err, &fe) || fe.Field != "ErrorTTL" {
 		t.Errorf("New with ErrorTTL 0 = %v, want a FieldError naming ErrorTTL", err)
 	}
 }

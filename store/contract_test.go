@@ -28,16 +28,6 @@ func TestContract_Mongo(t *testing.T) {
 	})
 }
 
-func TestContract_BatchWriter(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) storetest.Backend {
-		uri, reader := mongoStorage(t)
-		return mongoBackend(reader, func(t *testing.T) storetest.Store {
-			m := openMongo(t, uri)
-			return batchStore{store.NewBatchWriter(m.Mongo, 16, 2*time.Millisecond), m.Mongo}
-		})
-	})
-}
-
 func TestContract_JSONL(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Backend {
 		path := filepath.Join(t.TempDir(), "items.jsonl")
@@ -105,16 +95,6 @@ func mongoBackend(reader *store.Mongo, open func(t *testing.T) storetest.Store) 
 			return fs
 		},
 	}
-}
-
-// batchStore is a BatchWriter over its own Mongo connection.
-type batchStore struct {
-	*store.BatchWriter
-	m *store.Mongo
-}
-
-func (b batchStore) Close(ctx context.Context) error {
-	return errors.Join(b.BatchWriter.Close(ctx), b.m.Close(ctx))
 }
 
 // fileStore adapts *store.File to storetest.Store.

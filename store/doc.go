@@ -4,8 +4,8 @@
 // acknowledges its task, so a store's write returns nil only once the item
 // is durable.
 //
-// Mongo writes to MongoDB collections `items` and `failed`; BatchWriter
-// gathers a slave's concurrent item writes into one round trip. File writes
+// Mongo writes to MongoDB collections `items` and `failed` (a slave
+// gathers its concurrent item writes into one call, see slave/commit.go). File writes
 // items to a JSON Lines, JSON or CSV file (FormatOf; `crawler run -o`, and
 // --output of a master or slave without MongoDB) and failures to a JSON
 // Lines file beside it, fsyncing each batch of concurrent writes (group

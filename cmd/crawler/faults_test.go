@@ -17,7 +17,6 @@ import (
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/demosite"
 	"github.com/crawler-dev/crawler/internal/testenv"
-	"github.com/crawler-dev/crawler/master"
 )
 
 // faultSite is slow enough that a test can strike at about 40% progress:
@@ -108,7 +107,7 @@ func TestFaults_TwoMasters(t *testing.T) {
 	f.startSlaves(t, 3)
 	f.env.submit(t, f.job, f.file)
 	f.env.waitProgress(t, f.job, "15 list pages", func(c client.Counters) bool { return c.ListPages >= 15 })
-	owner := master.OwnerName(f.env.rdb.Get(context.Background(), f.env.keys.Job(f.job).Owner()).Val())
+	owner, _, _ := strings.Cut(f.env.rdb.Get(context.Background(), f.env.keys.Job(f.job).Owner()).Val(), "/")
 	victim, ok := masters[owner]
 	if !ok {
 		t.Fatalf("job owner %q is neither master", owner)

@@ -8,11 +8,11 @@ import (
 	"net/http"
 )
 
-// HTTPGetter returns a Getter that sends one GET through client with the
+// httpGetter returns a Getter that sends one GET through client with the
 // given User-Agent and does not follow redirects (the Cache does, counting
 // them). It reads at most MaxBodyBytes of a body. The client's transport is
 // where an address guard and proxies belong.
-func HTTPGetter(client *http.Client, userAgent string) Getter {
+func httpGetter(client *http.Client, userAgent string) Getter {
 	noFollow := *client
 	noFollow.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return func(ctx context.Context, url string) (Response, error) {

@@ -1,2 +1,0 @@
--- Sweep: remove every expired entry; reply with how many.
-return sweep()
