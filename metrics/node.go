@@ -14,6 +14,7 @@ type Node struct {
 	redis      *RedisHook
 	retries    prometheus.Counter
 	failures   *bounded[prometheus.Counter]
+	recrawl    *Recrawl
 }
 
 func newNode(r *Registry, labels prometheus.Labels) *Node {
@@ -26,6 +27,7 @@ func newNode(r *Registry, labels prometheus.Labels) *Node {
 		robots:     newRobots(r, labels),
 		nearDup:    newNearDup(r, labels),
 		redis:      newRedisHook(r, labels),
+		recrawl:    newRecrawl(r, labels),
 		retries:    f.retries.With(labels),
 		failures: newBounded(r.kinds, func(kind string) prometheus.Counter {
 			return failures.WithLabelValues(kind)

@@ -50,33 +50,19 @@ func (m *Mongo) Validators(ctx context.Context, ids []string) (map[string]Stored
 // a changed one replaced with its version bumped; an unchanged or
 // not-modified one gets only checked_at rewritten (and its validators,
 // when the site sent new ones), one update by _id each.
-// It reads the stored state of the batch in one query first.
+// What is stored of a page is Visit.Prev when Visit.Looked; else the page
+// is inserted, and read only if it exists already.
 func (m *Mongo) SaveVisits(ctx context.Context, now time.Time, visits []Visit) []VisitResult {
 	res := make([]VisitResult, len(visits))
-	ids := make([]string, len(visits))
-	for i, v := range visits {
-		ids[i] = v.Item.ID
-	}
-	prevs, err := m.Validators(ctx, ids)
-	if err != nil {
-		for i := range res {
-			res[i].Err = err
-		}
-		return res
-	}
 	var inserts, touches []int
 	items := make([]Item, len(visits))
 	for i, v := range visits {
-		var prev *Stored
-		if p, ok := prevs[v.Item.ID]; ok {
-			prev = &p
-		}
 		var w write
-		items[i], res[i].Change, w = plan(prev, v, now)
-		switch {
-		case w == writeInsert:
+		items[i], res[i].Change, w = plan(v.Prev, v, now)
+		switch w {
+		case writeInsert:
 			inserts = append(inserts, i)
-		case w == writeTouch:
+		case writeTouch:
 			touches = append(touches, i)
 		default:
 			res[i].Err = m.replace(ctx, items[i])
@@ -85,6 +71,20 @@ func (m *Mongo) SaveVisits(ctx context.Context, now time.Time, visits []Visit) [
 	m.insertVisits(ctx, now, visits, items, inserts, res)
 	m.touchAll(ctx, items, touches, res)
 	return res
+}
+
+// lookAgain records a visit whose page turned out to be stored: it reads
+// what is stored, then records the visit against it.
+func (m *Mongo) lookAgain(ctx context.Context, now time.Time, v Visit) VisitResult {
+	prevs, err := m.Validators(ctx, []string{v.Item.ID})
+	if err != nil {
+		return VisitResult{Err: err}
+	}
+	v.Looked, v.Prev = true, nil
+	if p, ok := prevs[v.Item.ID]; ok {
+		v.Prev = &p
+	}
+	return m.SaveVisits(ctx, now, []Visit{v})[0]
 }
 
 // insertVisits inserts the new pages with one unordered insert; a page
@@ -114,7 +114,7 @@ func (m *Mongo) insertVisits(ctx context.Context, now time.Time, visits []Visit,
 			res[i].Err = fmt.Errorf("insert items %s: %w", items[i].ID, we)
 			continue
 		}
-		res[i] = m.SaveVisits(ctx, now, visits[i:i+1])[0]
+		res[i] = m.lookAgain(ctx, now, visits[i])
 	}
 }
 

@@ -51,6 +51,12 @@ type Visit struct {
 	Item Item
 	// NotModified is true when the site answered 304.
 	NotModified bool
+	// Looked is true when Prev is what the store held of the page before
+	// the fetch (Validators; nil: nothing). Without it a Mongo store
+	// inserts first and reads the page only if it exists: a first crawl
+	// costs no read.
+	Looked bool
+	Prev   *Stored
 }
 
 // VisitResult is what became of one Visit: what it found, or why it could

@@ -1,0 +1,179 @@
+package slave
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/crawler-dev/crawler/canon"
+	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/store"
+)
+
+// changingSite serves pages /p/0 .. /p/n-1 whose title carries a version
+// per page (bumped by change) and, in the page but outside the fields, a
+// banner that changes on every request (an ad, a clock). With validators it
+// sends an ETag per version and answers 304 to it; it counts the full
+// answers and the 304s.
+type changingSite struct {
+	*httptest.Server
+	validators bool
+	mu         sync.Mutex
+	version    map[int]int
+	served     atomic.Int64 // 200s with a body
+	notMod     atomic.Int64 // 304s
+	hits       atomic.Int64
+}
+
+func newChangingSite(t *testing.T, validators bool) *changingSite {
+	s := &changingSite{validators: validators, version: map[int]int{}}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *changingSite) serve(w http.ResponseWriter, r *http.Request) {
+	n := s.hits.Add(1)
+	var id int
+	if _, err := fmt.Sscanf(r.URL.Path, "/p/%d", &id); err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	s.mu.Lock()
+	v := s.version[id]
+	s.mu.Unlock()
+	etag := fmt.Sprintf(`"p%d-v%d"`, id, v)
+	if s.validators {
+		if r.Header.Get("If-None-Match") == etag {
+			s.notMod.Add(1)
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		w.Header().Set("ETag", etag)
+	}
+	s.served.Add(1)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	fmt.Fprintf(w, "<html><body><div class=ad>banner %d</div><h1>Page %d version %d</h1></body></html>", n, id, v)
+}
+
+// change bumps the version of the pages ids.
+func (s *changingSite) change(ids ...int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		s.version[id]++
+	}
+}
+
+// queueRound queues a task per page for slave 0, of round round.
+func queueRound(t *testing.T, rdb *redis.Client, jk cluster.JobKeys, base string, round int64, pages int) {
+	t.Helper()
+	for i := range pages {
+		url := base + "/p/" + strconv.Itoa(i)
+		task := cluster.Task{URL: url, FP: canon.RequestFingerprint("GET", url, nil).String(), Job: "shop", Round: round}
+		if err := rdb.RPush(context.Background(), jk.Queue(0), task.Encode()).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// waitStored waits until the job's stats count n pages stored, and returns
+// the stats.
+func waitStored(t *testing.T, rdb *redis.Client, jk cluster.JobKeys, n int) map[string]string {
+	t.Helper()
+	var stats map[string]string
+	testenv.Eventually(t, 30*time.Second, fmt.Sprintf("%d pages stored", n), func() bool {
+		stats = rdb.HGetAll(context.Background(), jk.Stats()).Val()
+		return stats[cluster.StatStored] == strconv.Itoa(n)
+	})
+	return stats
+}
+
+// wantStats checks the stats fields named.
+func wantStats(t *testing.T, stats map[string]string, want map[string]int) {
+	t.Helper()
+	for k, n := range want {
+		if got, _ := strconv.Atoi(stats[k]); got != n {
+			t.Errorf("stats %s = %d, want %d (all: %v)", k, got, n, stats)
+		}
+	}
+}
+
+// TestSlave_Recrawl: round 1 stores 20 pages as new; the site changes 3 of
+// them; round 2 fetches those 3 in full (changed, version 2), and the 17
+// others answer 304 (not_modified) or, from a site without validators,
+// come in full with the same fields but a different banner (unchanged).
+func TestSlave_Recrawl(t *testing.T) {
+	for _, validators := range []bool{true, false} {
+		t.Run(fmt.Sprintf("validators=%v", validators), func(t *testing.T) {
+			const pages = 20
+			changed := []int{2, 7, 11}
+			rdb, keys := testenv.Redis(t)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			site := newChangingSite(t, validators)
+			jk := runningJob(t, ctx, rdb, keys, "shop", site.URL)
+			uri, _ := testenv.MongoDBURI(t)
+			m, err := store.OpenMongo(ctx, uri)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close(context.Background())
+			opts := DefaultOptions()
+			opts.Concurrency = 4
+			runSlave(t, ctx, opts, Deps{Redis: rdb, Keys: keys, Store: m})
+
+			queueRound(t, rdb, jk, site.URL, 1, pages)
+			wantStats(t, waitStored(t, rdb, jk, pages), map[string]int{"new": pages, "new@1": pages, "changed": 0})
+			site.change(changed...)
+			before := site.served.Load()
+			queueRound(t, rdb, jk, site.URL, 2, pages)
+			stats := waitStored(t, rdb, jk, 2*pages)
+
+			same := pages - len(changed)
+			want := map[string]int{"new": pages, "changed": 3, "changed@2": 3, "new@2": 0}
+			if validators {
+				want["not_modified"], want["not_modified@2"], want["unchanged@2"] = same, same, 0
+				if got := site.served.Load() - before; got != int64(len(changed)) {
+					t.Errorf("round 2 downloaded %d pages in full, want the %d changed", got, len(changed))
+				}
+				if got := site.notMod.Load(); got != int64(same) {
+					t.Errorf("%d answers were 304, want %d", got, same)
+				}
+			} else {
+				want["unchanged"], want["unchanged@2"], want["not_modified@2"] = same, same, 0
+			}
+			wantStats(t, stats, want)
+			got, err := m.Validators(ctx, pageIDs(site.URL, pages))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, id := range pageIDs(site.URL, pages) {
+				wantVersion := int64(1)
+				if i == 2 || i == 7 || i == 11 {
+					wantVersion = 2
+				}
+				if got[id].Version != wantVersion {
+					t.Errorf("page %d: version %d, want %d", i, got[id].Version, wantVersion)
+				}
+			}
+		})
+	}
+}
+
+func pageIDs(base string, pages int) []string {
+	ids := make([]string, pages)
+	for i := range ids {
+		ids[i] = store.ItemID("shop", canon.RequestFingerprint("GET", base+"/p/"+strconv.Itoa(i), nil).String())
+	}
+	return ids
+}
