@@ -3,11 +3,8 @@ package slave
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,64 +12,10 @@ import (
 
 	"github.com/crawler-dev/crawler/canon"
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/internal/shopsite"
 	"github.com/crawler-dev/crawler/internal/testenv"
 	"github.com/crawler-dev/crawler/store"
 )
-
-// changingSite serves pages /p/0 .. /p/n-1 whose title carries a version
-// per page (bumped by change) and, in the page but outside the fields, a
-// banner that changes on every request (an ad, a clock). With validators it
-// sends an ETag per version and answers 304 to it; it counts the full
-// answers and the 304s.
-type changingSite struct {
-	*httptest.Server
-	validators bool
-	mu         sync.Mutex
-	version    map[int]int
-	served     atomic.Int64 // 200s with a body
-	notMod     atomic.Int64 // 304s
-	hits       atomic.Int64
-}
-
-func newChangingSite(t *testing.T, validators bool) *changingSite {
-	s := &changingSite{validators: validators, version: map[int]int{}}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(s.Close)
-	return s
-}
-
-func (s *changingSite) serve(w http.ResponseWriter, r *http.Request) {
-	n := s.hits.Add(1)
-	var id int
-	if _, err := fmt.Sscanf(r.URL.Path, "/p/%d", &id); err != nil {
-		http.NotFound(w, r)
-		return
-	}
-	s.mu.Lock()
-	v := s.version[id]
-	s.mu.Unlock()
-	etag := fmt.Sprintf(`"p%d-v%d"`, id, v)
-	if s.validators {
-		if r.Header.Get("If-None-Match") == etag {
-			s.notMod.Add(1)
-			w.WriteHeader(http.StatusNotModified)
-			return
-		}
-		w.Header().Set("ETag", etag)
-	}
-	s.served.Add(1)
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	fmt.Fprintf(w, "<html><body><div class=ad>banner %d</div><h1>Page %d version %d</h1></body></html>", n, id, v)
-}
-
-// change bumps the version of the pages ids.
-func (s *changingSite) change(ids ...int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, id := range ids {
-		s.version[id]++
-	}
-}
 
 // queueRound queues a task per page for slave 0, of round round.
 func queueRound(t *testing.T, rdb *redis.Client, jk cluster.JobKeys, base string, round int64, pages int) {
@@ -120,8 +63,10 @@ func TestSlave_Recrawl(t *testing.T) {
 			rdb, keys := testenv.Redis(t)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			site := newChangingSite(t, validators)
-			jk := runningJob(t, ctx, rdb, keys, "shop", site.URL)
+			site := shopsite.New(pages, validators, 0)
+			srv := httptest.NewServer(site)
+			defer srv.Close()
+			jk := runningJob(t, ctx, rdb, keys, "shop", srv.URL)
 			uri, _ := testenv.MongoDBURI(t)
 			m, err := store.OpenMongo(ctx, uri)
 			if err != nil {
@@ -132,32 +77,32 @@ func TestSlave_Recrawl(t *testing.T) {
 			opts.Concurrency = 4
 			runSlave(t, ctx, opts, Deps{Redis: rdb, Keys: keys, Store: m})
 
-			queueRound(t, rdb, jk, site.URL, 1, pages)
+			queueRound(t, rdb, jk, srv.URL, 1, pages)
 			wantStats(t, waitStored(t, rdb, jk, pages), map[string]int{"new": pages, "new@1": pages, "changed": 0})
-			site.change(changed...)
-			before := site.served.Load()
-			queueRound(t, rdb, jk, site.URL, 2, pages)
+			site.Change(changed...)
+			before := site.Full()
+			queueRound(t, rdb, jk, srv.URL, 2, pages)
 			stats := waitStored(t, rdb, jk, 2*pages)
 
 			same := pages - len(changed)
 			want := map[string]int{"new": pages, "changed": 3, "changed@2": 3, "new@2": 0}
 			if validators {
 				want["not_modified"], want["not_modified@2"], want["unchanged@2"] = same, same, 0
-				if got := site.served.Load() - before; got != int64(len(changed)) {
+				if got := site.Full() - before; got != int64(len(changed)) {
 					t.Errorf("round 2 downloaded %d pages in full, want the %d changed", got, len(changed))
 				}
-				if got := site.notMod.Load(); got != int64(same) {
+				if got := site.NotModified(); got != int64(same) {
 					t.Errorf("%d answers were 304, want %d", got, same)
 				}
 			} else {
 				want["unchanged"], want["unchanged@2"], want["not_modified@2"] = same, same, 0
 			}
 			wantStats(t, stats, want)
-			got, err := m.Validators(ctx, pageIDs(site.URL, pages))
+			got, err := m.Validators(ctx, pageIDs(srv.URL, pages))
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i, id := range pageIDs(site.URL, pages) {
+			for i, id := range pageIDs(srv.URL, pages) {
 				wantVersion := int64(1)
 				if i == 2 || i == 7 || i == 11 {
 					wantVersion = 2

@@ -3,85 +3,18 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/crawler-dev/crawler/client"
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/internal/shopsite"
 	"github.com/crawler-dev/crawler/internal/testenv"
 )
-
-// shopSite is a loopback shop of pages /p/0 .. /p/n-1 listed on /list.
-// Each product's title carries its version, which change bumps; each
-// answer also carries, outside the fields, a banner that differs on every
-// request (an ad, a clock). With validators it sends an ETag per version
-// and answers 304 to it. It counts full answers and 304s per round.
-type shopSite struct {
-	*httptest.Server
-	pages      int
-	validators bool
-	delay      time.Duration
-	mu         sync.Mutex
-	version    map[int]int
-	full, not  atomic.Int64
-	banner     atomic.Int64
-}
-
-func newShopSite(t *testing.T, pages int, validators bool, delay time.Duration) *shopSite {
-	s := &shopSite{pages: pages, validators: validators, delay: delay, version: map[int]int{}}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(s.Close)
-	return s
-}
-
-func (s *shopSite) serve(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if r.URL.Path == "/list" {
-		var b strings.Builder
-		for i := range s.pages {
-			fmt.Fprintf(&b, `<a class="p" href="/p/%d">product %d</a>`, i, i)
-		}
-		fmt.Fprintf(w, "<html><body>%s</body></html>", b.String())
-		return
-	}
-	id, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/p/"))
-	if err != nil || id < 0 || id >= s.pages {
-		http.NotFound(w, r)
-		return
-	}
-	time.Sleep(s.delay) // a slow site, so that a test can strike mid-round
-	s.mu.Lock()
-	v := s.version[id]
-	s.mu.Unlock()
-	etag := fmt.Sprintf(`"p%d-v%d"`, id, v)
-	if s.validators {
-		if r.Header.Get("If-None-Match") == etag {
-			s.not.Add(1)
-			w.WriteHeader(http.StatusNotModified)
-			return
-		}
-		w.Header().Set("ETag", etag)
-	}
-	s.full.Add(1)
-	fmt.Fprintf(w, "<html><body><div class=ad>banner %d</div><h1>Product %d, version %d</h1></body></html>",
-		s.banner.Add(1), id, v)
-}
-
-func (s *shopSite) change(ids []int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, id := range ids {
-		s.version[id]++
-	}
-}
 
 // shopJob writes a job that re-crawls the shop every 4 s, each product
 // forgotten by the dupefilter 2-3 s after it was admitted, so round 2
@@ -141,21 +74,23 @@ func TestRecrawl_Rounds(t *testing.T) {
 			if tc.kill {
 				delay = 30 * time.Millisecond
 			}
-			site := newShopSite(t, pages, tc.validators, delay)
+			site := shopsite.New(pages, tc.validators, delay)
+			srv := httptest.NewServer(site)
+			t.Cleanup(srv.Close)
 			env := newClusterEnv(t)
 			env.masterArgs = append(env.masterArgs, "--job-lease", "2s")
 			env.slaveArgs = append(env.slaveArgs, "--concurrency", "2")
 			env.startMaster(t, "master")
 			slaves := []*proc{env.startSlave(t, 0), env.startSlave(t, 1)}
 			env.waitSlaves(t, 0, 1)
-			env.submit(t, "shop", shopJob(t, site.URL))
+			env.submit(t, "shop", shopJob(t, srv.URL))
 
 			first := waitRound(t, env, 1)
 			if r := first.Rounds["1"]; r.New != pages || first.Counters.Stored != pages {
 				t.Fatalf("round 1: %+v, stored %d; want %d new", r, first.Counters.Stored, pages)
 			}
-			site.change(changed)
-			fullBefore := site.full.Load()
+			site.Change(changed...)
+			fullBefore := site.Full()
 			if tc.kill {
 				env.waitProgress(t, "shop", "a third of round 2 stored", func(c client.Counters) bool {
 					return c.Stored >= pages+pages/3
@@ -171,14 +106,14 @@ func TestRecrawl_Rounds(t *testing.T) {
 			second := waitRound(t, env, 2)
 			checkRound2(t, tc.validators, second, pages, len(changed))
 			if tc.validators && !tc.kill {
-				if got := site.full.Load() - fullBefore; got != int64(len(changed)) {
+				if got := site.Full() - fullBefore; got != int64(len(changed)) {
 					t.Errorf("round 2 downloaded %d products in full, want the %d changed", got, len(changed))
 				}
-				if got := site.not.Load(); got != int64(pages-len(changed)) {
+				if got := site.NotModified(); got != int64(pages-len(changed)) {
 					t.Errorf("round 2 had %d answers 304, want %d", got, pages-len(changed))
 				}
 			}
-			checkVersions(t, env, site.URL, changed, pages)
+			checkVersions(t, env, srv.URL, changed, pages)
 			cancelBetweenRounds(t, env)
 		})
 	}
