@@ -18,7 +18,7 @@ import (
 )
 
 // queueRound queues a task per page for slave 0, of round round.
-func queueRound(t *testing.T, rdb *redis.Client, jk cluster.JobKeys, base string, round int64, pages int) {
+func queueRound(t testing.TB, rdb *redis.Client, jk cluster.JobKeys, base string, round int64, pages int) {
 	t.Helper()
 	for i := range pages {
 		url := base + "/p/" + strconv.Itoa(i)
@@ -31,7 +31,7 @@ func queueRound(t *testing.T, rdb *redis.Client, jk cluster.JobKeys, base string
 
 // waitStored waits until the job's stats count n pages stored, and returns
 // the stats.
-func waitStored(t *testing.T, rdb *redis.Client, jk cluster.JobKeys, n int) map[string]string {
+func waitStored(t testing.TB, rdb *redis.Client, jk cluster.JobKeys, n int) map[string]string {
 	t.Helper()
 	var stats map[string]string
 	testenv.Eventually(t, 30*time.Second, fmt.Sprintf("%d pages stored", n), func() bool {
