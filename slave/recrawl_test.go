@@ -14,6 +14,7 @@ import (
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/shopsite"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/metrics"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -75,7 +76,11 @@ func TestSlave_Recrawl(t *testing.T) {
 			defer m.Close(context.Background())
 			opts := DefaultOptions()
 			opts.Concurrency = 4
-			runSlave(t, ctx, opts, Deps{Redis: rdb, Keys: keys, Store: m})
+			reg, err := metrics.New(metrics.DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			runSlave(t, ctx, opts, Deps{Redis: rdb, Keys: keys, Store: m, Metrics: reg})
 
 			queueRound(t, rdb, jk, srv.URL, 1, pages)
 			wantStats(t, waitStored(t, rdb, jk, pages), map[string]int{"new": pages, "new@1": pages, "changed": 0})
@@ -98,6 +103,11 @@ func TestSlave_Recrawl(t *testing.T) {
 				want["unchanged"], want["unchanged@2"], want["not_modified@2"] = same, same, 0
 			}
 			wantStats(t, stats, want)
+			for _, result := range []string{"new", "changed", "unchanged", "not_modified"} {
+				if got := recrawlMetric(t, reg, result); got != want[result] {
+					t.Errorf("crawler_recrawl_pages_total{result=%q} = %d, want %d", result, got, want[result])
+				}
+			}
 			got, err := m.Validators(ctx, pageIDs(srv.URL, pages))
 			if err != nil {
 				t.Fatal(err)
@@ -121,4 +131,29 @@ func pageIDs(base string, pages int) []string {
 		ids[i] = store.ItemID("shop", canon.RequestFingerprint("GET", base+"/p/"+strconv.Itoa(i), nil).String())
 	}
 	return ids
+}
+
+// recrawlMetric reads crawler_recrawl_pages_total of job shop for result.
+func recrawlMetric(t *testing.T, reg *metrics.Registry, result string) int {
+	t.Helper()
+	mfs, err := reg.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, mf := range mfs {
+		if mf.GetName() != "crawler_recrawl_pages_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["job"] == "shop" && labels["result"] == result {
+				n += int(m.GetCounter().GetValue())
+			}
+		}
+	}
+	return n
 }
