@@ -21,6 +21,7 @@ require (
 
 require (
 	github.com/antchfx/xpath v1.3.9
+	github.com/robfig/cron/v3 v3.0.1
 	github.com/tidwall/gjson v1.20.2
 	golang.org/x/term v0.47.0
 )

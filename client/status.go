@@ -29,6 +29,9 @@ type Status struct {
 	Cancelling bool                   `json:"cancelling,omitempty"`
 	Counters   Counters               `json:"counters"`
 	Slaves     map[string]SlaveCounts `json:"slaves"`
+	// Rounds are what each round's visits found, by round number
+	// (counters new, changed, unchanged and not_modified are their sums).
+	Rounds map[string]RoundCounts `json:"rounds,omitempty"`
 }
 
 // Counters are a job's totals. Once the job is finished,
@@ -57,6 +60,9 @@ type Counters struct {
 	Recovered        int64 `json:"recovered"`
 	Queued           int64 `json:"queued"`
 	InFlight         int64 `json:"in_flight"`
+	// What the visits of stored pages found, over every round: New +
+	// Changed + Unchanged + NotModified = Stored.
+	RoundCounts
 }
 
 // Settled is how many discovered pages have an outcome: stored, failed,
@@ -108,6 +114,7 @@ func GetStatus(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys
 	st.Counters = counters(stats)
 	st.Counters.Queued, st.Counters.InFlight = depth.Total()
 	st.Slaves = slaveCounts(stats, depth)
+	st.Counters.RoundCounts, st.Rounds = recrawlCounts(stats)
 	return st, nil
 }
 

@@ -56,6 +56,13 @@ type JobSpec struct {
 	// RecrawlEvery re-seeds the job periodically; 0 crawls once. Detail
 	// pages are fetched again only once the dedup window has passed.
 	RecrawlEvery Duration `yaml:"recrawl_every" json:"recrawl_every,omitempty"`
+	// Schedule starts a round at the times of a cron expression (UTC, or
+	// "CRON_TZ=Zone ..."); exclusive with RecrawlEvery. See NextRound.
+	Schedule string `yaml:"schedule" json:"schedule,omitempty"`
+	// Conditional re-fetches a stored page with its validators
+	// (If-None-Match, If-Modified-Since); nil means true. See
+	// SendsValidators.
+	Conditional *bool `yaml:"conditional" json:"conditional,omitempty"`
 	// MaxRetries is how often a transient fetch error is retried; 0 means
 	// one request per page.
 	MaxRetries int `yaml:"max_retries" json:"max_retries"`

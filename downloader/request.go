@@ -59,6 +59,9 @@ type Request struct {
 	// Done is called exactly once, from one of the Downloader's
 	// goroutines, with what became of the request.
 	Done func(ctx context.Context, r Result)
+	// Validators are the page's stored ETag and Last-Modified, sent as a
+	// conditional request; a 304 is Fetched with Page.NotModified.
+	Validators fetch.Validators
 
 	tries    int         // attempts made (requests sent)
 	proxied  int         // attempts the proxy failed, not charged to the page

@@ -21,7 +21,7 @@ import (
 type Page struct {
 	// URL is the final URL, after redirects.
 	URL string
-	// Status is the HTTP status code (2xx).
+	// Status is the HTTP status code (2xx, or 304 when NotModified).
 	Status int
 	// ContentType is the answer's Content-Type header; when that is
 	// missing or application/octet-stream, the type sniffed from the body
@@ -35,6 +35,13 @@ type Page struct {
 	Body []byte
 	// Tries is how many requests it took.
 	Tries int
+	// NotModified is true when the site answered 304 to a request with
+	// Request.Validators: the page did not change, and Body is empty. It
+	// is an answer, not an error.
+	NotModified bool
+	// Validators are the ETag and Last-Modified the site sent, to send
+	// back on the next fetch of the page.
+	Validators Validators
 
 	charge *charge // the page's hold on the Fetcher's memory budget
 }
@@ -167,6 +174,10 @@ func (f *Fetcher) attempt(ctx context.Context, req Request) (*Page, *Error) {
 		return nil, fail(err, 0, errTransient(err))
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotModified && !req.Validators.IsZero() {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		return notModified(req, resp), nil
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // let the connection be reused
 		fe := fail(fmt.Errorf("http status %d", resp.StatusCode), resp.StatusCode, statusTransient(resp.StatusCode))
@@ -195,6 +206,7 @@ func (f *Fetcher) newHTTPRequest(ctx context.Context, req Request) (*http.Reques
 	for name, value := range req.Headers {
 		hreq.Header.Set(name, value)
 	}
+	setConditional(hreq.Header, req.Validators)
 	return hreq, nil
 }
 
@@ -278,5 +290,5 @@ func (f *Fetcher) readPage(req Request, resp *http.Response) (page *Page, err er
 		}
 	}
 	return &Page{URL: resp.Request.URL.String(), Status: resp.StatusCode, ContentType: ctype, HTML: html, Body: raw,
-		charge: c}, nil
+		Validators: validatorsOf(resp.Header), charge: c}, nil
 }

@@ -65,6 +65,11 @@ type Request struct {
 	// then resolves it again on its own (so the proxy's own network policy
 	// is the last line against a DNS answer that changes in between).
 	Proxy *url.URL
+
+	// Validators are the page's stored ETag and Last-Modified: sent as
+	// If-None-Match and If-Modified-Since, so that an unchanged page
+	// answers 304 (Page.NotModified). Zero sends neither.
+	Validators Validators
 }
 
 // refusedHeaders may not be set through Request.Headers, with the reason.

@@ -60,7 +60,7 @@ func (r *jobRunner) run(ctx context.Context) error {
 			if err := r.runRound(ctx, s.round); err != nil {
 				return err
 			}
-		case s.state == cluster.StateFinished && (r.spec.RecrawlEvery == 0 || s.nextRound.IsZero()):
+		case s.state == cluster.StateFinished && (!r.spec.Recurring() || s.nextRound.IsZero()):
 			return nil
 		case s.state == cluster.StateFinished && time.Now().Before(s.nextRound):
 			if !sleep(ctx, min(time.Until(s.nextRound), r.m.opts.Tick)) {
@@ -251,12 +251,10 @@ func (r *jobRunner) prepareFilter(ctx context.Context) {
 	}
 }
 
-// nextRoundAt is when the next round starts, or zero without recrawl.
+// nextRoundAt is when the next round starts (recrawl_every or schedule),
+// or zero when the job runs once.
 func (r *jobRunner) nextRoundAt() time.Time {
-	if r.spec.RecrawlEvery == 0 {
-		return time.Time{}
-	}
-	return time.Now().Add(r.spec.RecrawlEvery.Std())
+	return r.spec.NextRound(time.Now())
 }
 
 // reclaim puts list pages and detail tasks whose lease lapsed back on their

@@ -24,6 +24,8 @@
 //	crawler_retries_total                     fetches tried again after a transient failure
 //	crawler_failures_total{kind}              pages given up, by the caller's kind of failure
 //	crawler_dedup_urls_total{job,result}      URLs checked by the dupefilter; result new|duplicate
+//	crawler_recrawl_pages_total{job,result}   detail pages stored, by what the visit found; result
+//	                                          new|changed|unchanged|not_modified
 //	crawler_politeness_waits_total{host,reason} requests held back by a host's budget
 //	                                          (rate, full, paused, or the caller's reason)
 //	crawler_robots_disallowed_total{host}     URLs skipped because robots.txt disallows them

@@ -45,6 +45,7 @@ type families struct {
 	redisDials       *prometheus.CounterVec
 	nearEntries      *prometheus.GaugeVec
 	nearBytes        *prometheus.GaugeVec
+	recrawlPages     *prometheus.CounterVec
 }
 
 func newFamilies() *families {
@@ -88,6 +89,9 @@ func newFamilies() *families {
 			node(labelJob)),
 		nearBytes: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "crawler_neardup_mirror_bytes",
 			Help: "Estimated memory of a slave's copy of a job's near-duplicate index."}, node(labelJob)),
+		recrawlPages: counter("crawler_recrawl_pages_total",
+			"Detail pages stored, by what the visit found: new, changed, unchanged or not_modified (a 304).",
+			node(labelJob, labelResult)),
 	}
 }
 
@@ -102,6 +106,6 @@ func histogram(name, help string, buckets []float64, labels []string) *prometheu
 // collectors lists the vectors for registration.
 func (f *families) collectors() []prometheus.Collector {
 	return []prometheus.Collector{f.fetchPages, f.fetchBytes, f.fetchDuration, f.fetchInFlight, f.extractDuration, f.retries,
-		f.failures, f.dedupURLs, f.politenessWaits, f.politenessWaited, f.robotsDisallowed, f.robotsFetches,
+		f.failures, f.dedupURLs, f.politenessWaits, f.politenessWaited, f.robotsDisallowed, f.robotsFetches, f.recrawlPages,
 		f.redisCommands, f.redisErrors, f.redisRoundTrip, f.redisDials, f.nearEntries, f.nearBytes}
 }

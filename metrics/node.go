@@ -15,6 +15,7 @@ type Node struct {
 	retries    prometheus.Counter
 	extract    prometheus.ObserverVec
 	failures   *bounded[prometheus.Counter]
+	recrawl    *Recrawl
 }
 
 func newNode(r *Registry, labels prometheus.Labels) *Node {
@@ -27,6 +28,7 @@ func newNode(r *Registry, labels prometheus.Labels) *Node {
 		robots:     newRobots(r, labels),
 		nearDup:    newNearDup(r, labels),
 		redis:      newRedisHook(r, labels),
+		recrawl:    newRecrawl(r, labels),
 		retries:    f.retries.With(labels),
 		extract:    f.extractDuration.MustCurryWith(labels),
 		failures: newBounded(r.kinds, func(kind string) prometheus.Counter {

@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -58,6 +59,15 @@ type Outcome struct {
 	// fingerprint is FP.
 	Retried bool
 	FP      string
+	// Counts names more stats fields to add one to, with the outcome
+	// (what a re-crawl found: cluster.StatChanged, ...).
+	Counts []string
+}
+
+// counted is the stats fields the ack script adds one to besides the
+// outcome's own: why it was skipped, and Counts.
+func (o Outcome) counted() string {
+	return strings.TrimSpace(o.Skipped + " " + strings.Join(o.Counts, " "))
 }
 
 // code is the outcome's one-letter form in the ack script.
@@ -91,7 +101,7 @@ func (s *SlaveQueue) Ack(ctx context.Context, outcomes []Outcome) (int, error) {
 		cluster.SlaveStat(cluster.StatStored, s.slave), cluster.SlaveStat(cluster.StatFailed, s.slave),
 		cluster.AttemptCountPrefix, cluster.AttemptReasonPrefix)
 	for _, o := range outcomes {
-		args = append(args, o.Task, o.code(), flag(o.NearDuplicate), o.Retries, o.FP, flag(o.DeadLetter), o.Skipped)
+		args = append(args, o.Task, o.code(), flag(o.NearDuplicate), o.Retries, o.FP, flag(o.DeadLetter), o.counted())
 	}
 	keys := []string{s.keys.Inflight(s.slave), s.keys.Stats(), s.keys.Retrying(), s.keys.TaskAttempts()}
 	n, err := ackScript.Run(ctx, s.rdb, keys, args...).Int()

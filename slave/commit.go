@@ -118,7 +118,7 @@ func (c *committer) commit(ctx context.Context, batch []pendingItem) {
 			}
 		}
 		c.s.acks.add(p.w.job, queue.Outcome{Task: p.w.raw, FP: p.w.task.FP, Retried: p.w.task.Retry,
-			NearDuplicate: p.item.NearDuplicateOf != "", Retries: p.retries})
+			NearDuplicate: p.item.NearDuplicateOf != "", Retries: p.retries, Counts: p.w.counts()})
 	}
 }
 
@@ -126,10 +126,14 @@ func (c *committer) commit(ctx context.Context, batch []pendingItem) {
 // per job, and returns the items it could check; the others are let go.
 func (c *committer) markNear(ctx context.Context, batch []pendingItem) []pendingItem {
 	byJob := map[*job][]int{}
+	ok := make([]bool, len(batch))
 	for i, p := range batch {
+		if p.w.visit.notModified { // no fields, nothing to compare
+			ok[i] = true
+			continue
+		}
 		byJob[p.w.job] = append(byJob[p.w.job], i)
 	}
-	ok := make([]bool, len(batch))
 	for j, idx := range byJob {
 		entries := make([]neardup.Entry, len(idx))
 		for k, i := range idx {
@@ -164,6 +168,9 @@ func (c *committer) save(ctx context.Context, batch []pendingItem) []error {
 	items := make([]store.Item, len(batch))
 	for i, p := range batch {
 		items[i] = p.item
+	}
+	if vs, ok := c.s.deps.Store.(VisitStore); ok {
+		return c.saveVisits(ctx, vs, batch)
 	}
 	if bs, ok := c.s.deps.Store.(BatchStore); ok {
 		return bs.SaveItems(ctx, items)

@@ -31,6 +31,8 @@ type work struct {
 	// why its last holder gave up on it.
 	deliveries int
 	lastError  string
+	// visit is what a re-crawl of the page knows (recrawl.go).
+	visit visit
 }
 
 // handle settles what the downloader made of a task: a fetched page's item
@@ -47,6 +49,9 @@ func (s *Slave) handle(ctx context.Context, res downloader.Result) {
 		}
 		return
 	case downloader.Fetched:
+		if s.notModified(w, res) {
+			return
+		}
 		item, err := s.measuredExtract(ctx, w, res.Page)
 		res.Page.Release()
 		if err != nil && ctx.Err() != nil {
@@ -158,6 +163,7 @@ func (s *Slave) extractItem(ctx context.Context, w *work, page *fetch.Page) (sto
 		ID: store.ItemID(t.Job, t.FP), URL: t.URL, FinalURL: finalURL(t.URL, page.URL), Job: t.Job, Fields: fields,
 		FetchedAt: time.Now().UTC(), Status: page.Status, Fingerprint: t.FP, Round: t.Round,
 		Simhash: int64(neardup.Simhash(text)), Referer: t.Referer, Slave: s.opts.ID,
+		ETag: page.Validators.ETag, LastModified: page.Validators.LastModified,
 	}, nil
 }
 

@@ -30,7 +30,7 @@ func page(t *testing.T) *httptest.Server {
 
 // runningJob writes a running job named name to Redis the way a master
 // leaves it, and queues tasks for slave 0 at the given paths of base.
-func runningJob(t *testing.T, ctx context.Context, rdb *redis.Client, keys cluster.Keys, name, base string, paths ...string) cluster.JobKeys {
+func runningJob(t testing.TB, ctx context.Context, rdb *redis.Client, keys cluster.Keys, name, base string, paths ...string) cluster.JobKeys {
 	t.Helper()
 	spec := cluster.DefaultJobSpec()
 	spec.Name, spec.Seeds, spec.AllowPrivateNetworks = name, []string{base + "/list"}, true
@@ -54,7 +54,7 @@ func taskFor(job, url string) string {
 }
 
 // runSlave runs a slave until the test ends.
-func runSlave(t *testing.T, ctx context.Context, opts Options, deps Deps) {
+func runSlave(t testing.TB, ctx context.Context, opts Options, deps Deps) {
 	t.Helper()
 	s, err := New(opts, deps)
 	if err != nil {

@@ -244,8 +244,13 @@ func (s *Slave) takeTasks(ctx, drainCtx context.Context, room int) int {
 			}
 			continue
 		}
-		for _, d := range ds {
-			s.start(drainCtx, &work{job: j, raw: d.Entry, deliveries: d.Count, lastError: d.LastError})
+		works := make([]*work, len(ds))
+		for i, d := range ds {
+			works[i] = &work{job: j, raw: d.Entry, deliveries: d.Count, lastError: d.LastError}
+		}
+		s.lookUp(ctx, j, works)
+		for _, w := range works {
+			s.start(drainCtx, w)
 		}
 		took += len(ds)
 	}
@@ -268,6 +273,7 @@ func (s *Slave) start(drainCtx context.Context, w *work) {
 		return
 	}
 	s.dl.Submit(&downloader.Request{Ctx: drainCtx, Abandon: w.job.stopped, URL: task.URL, Job: w.job.dl, Item: w,
+		Validators: w.validators(),
 		Done: func(_ context.Context, res downloader.Result) {
 			defer s.signalFreed()
 			s.handle(drainCtx, res)

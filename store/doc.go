@@ -12,6 +12,14 @@
 // commit). NewItemWriter writes items in any Format to a stream, for
 // `client results`.
 //
+// Re-crawls record visits: Validators reads what a batch of pages holds
+// (ETag, Last-Modified, content hash, version), one query per thousand
+// pages; SaveVisits records a batch and says what each visit found
+// (Change: new, changed, unchanged, not_modified). Only a new or changed
+// page is written in full; an unchanged or not-modified one rewrites
+// checked_at (MongoDB) or nothing (files). ContentHash, over the extracted
+// fields, decides "changed".
+//
 // Writes are idempotent by ID ("<job>:<fingerprint>"): a redelivered task
 // replaces its item (MongoDB) or is skipped (files), it never makes a
 // second one. Package storetest checks that contract over every store.

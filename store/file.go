@@ -43,6 +43,8 @@ type File struct {
 	mu       sync.Mutex
 	failures *lineFile // opened on the first failure unless the file exists
 	closed   bool
+
+	visits fileVisits // what SaveVisits compares with
 }
 
 // OpenFile opens path for a crawl's items, in the format its extension

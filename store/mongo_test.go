@@ -19,7 +19,7 @@ import (
 
 // openTestMongo opens a Mongo store on a database of this test's own, and
 // returns a plain driver handle on the same database to check what it wrote.
-func openTestMongo(t *testing.T) (*Mongo, *mongo.Database) {
+func openTestMongo(t testing.TB) (*Mongo, *mongo.Database) {
 	t.Helper()
 	uri, dbName := testenv.MongoDBURI(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -37,7 +37,7 @@ func openTestMongo(t *testing.T) (*Mongo, *mongo.Database) {
 	return m, c.Database(dbName)
 }
 
-func testCtx(t *testing.T) context.Context {
+func testCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx

@@ -36,6 +36,26 @@ type Item struct {
 	Referer string `bson:"referer,omitempty" json:"referer,omitempty"`
 	// Slave is the ID of the slave that fetched it.
 	Slave int `bson:"slave" json:"slave"`
+
+	// ETag and LastModified are the validators the site sent with the
+	// page, sent back on its next fetch (If-None-Match, If-Modified-Since).
+	ETag         string `bson:"etag,omitempty" json:"etag,omitempty"`
+	LastModified string `bson:"last_modified,omitempty" json:"last_modified,omitempty"`
+	// ContentHash is the hash of the extracted fields (ContentHash), not of
+	// the page: a changing ad or timestamp outside the fields is no change.
+	ContentHash string `bson:"content_hash,omitempty" json:"content_hash,omitempty"`
+	// Version is 1 for the first content seen, bumped when it changes.
+	Version int64 `bson:"version,omitempty" json:"version,omitempty"`
+	// FirstSeenAt is when the page was first stored, ChangedAt when its
+	// content last changed (or first seen), CheckedAt when it was last
+	// fetched, changed or not.
+	FirstSeenAt time.Time `bson:"first_seen_at,omitempty" json:"first_seen_at,omitzero"`
+	ChangedAt   time.Time `bson:"changed_at,omitempty" json:"changed_at,omitzero"`
+	CheckedAt   time.Time `bson:"checked_at,omitempty" json:"checked_at,omitzero"`
+	// ChangedRound is the round that set Version, so that a task delivered
+	// again in that round (its slave died before acknowledging it) is
+	// reported as it was the first time and bumps nothing twice.
+	ChangedRound int64 `bson:"changed_round,omitempty" json:"changed_round,omitempty"`
 }
 
 // Failure is a page that could not be fetched, with the reason.

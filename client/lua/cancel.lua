@@ -3,8 +3,12 @@
 -- cancelled_at, next_round_at), the finished and pending values, now.
 -- A pending job that no master holds (none runs, or none under this
 -- prefix) is finished here at once: nobody is there to do it, and it has
--- queued nothing yet. Reply -1 for no such job, 0 if it is finished
--- already, 1 if its master was asked, 2 if it was finished here.
+-- queued nothing yet. A recurring job between rounds (finished, with a
+-- next_round_at) is cancelled too: its master is asked (it then ends the
+-- job without starting another round, and stops a round it started
+-- meanwhile), or with no master holding it, its next round is dropped
+-- here. Reply -1 for no such job, 0 if it is finished already (and runs no
+-- more rounds), 1 if its master was asked, 2 if it was finished here.
 local fState, fCancel, fFinished, fCancelled, fNext = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local finished, pending, now = ARGV[6], ARGV[7], ARGV[8]
 if redis.call('EXISTS', KEYS[1]) == 0 then
@@ -12,7 +16,14 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
 end
 local state = redis.call('HGET', KEYS[1], fState)
 if state == finished then
-  return 0
+  if redis.call('HEXISTS', KEYS[1], fNext) == 0 then
+    return 0
+  end
+  if redis.call('EXISTS', KEYS[2]) == 0 then
+    redis.call('HSET', KEYS[1], fCancelled, now)
+    redis.call('HDEL', KEYS[1], fCancel, fNext)
+    return 2
+  end
 end
 if state == pending and redis.call('EXISTS', KEYS[2]) == 0 then
   redis.call('HSET', KEYS[1], fState, finished, fFinished, now, fCancelled, now)

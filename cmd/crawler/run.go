@@ -96,6 +96,9 @@ func newRunCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if err := refuseRecurring(spec); err != nil {
+				return err
+			}
 			return crawlHere(cmd, a, cfg, spec, nil)
 		},
 	}

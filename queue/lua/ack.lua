@@ -9,8 +9,9 @@
 -- f failed, k skipped, r stored after a retry, x failed again after a
 -- retry, q skipped after a retry); a near-duplicate flag (0/1); the
 -- retries it took; its fingerprint; a dead-letter flag (0/1: failed
--- because it was delivered too often); the field counting why it was
--- skipped ('' for none, e.g. skipped_not_html).
+-- because it was delivered too often); the stats fields to add one to
+-- besides, separated by spaces ('' for none): why it was skipped (e.g.
+-- skipped_not_html), what a re-crawl found (e.g. changed changed@2).
 -- A task no longer in flight (its lease lapsed and it was reclaimed) is
 -- not counted; nor is a retried task no longer in KEYS[3]. A retried page
 -- already counts as failed: stored now, it moves from failed to stored;
@@ -77,9 +78,9 @@ for i = FIRST, #ARGV, 7 do
       count(failedSlave, 1)
     elseif code == 'k' or code == 'q' then
       count(skipped, 1)
-      if ARGV[i + 6] ~= '' then
-        count(ARGV[i + 6], 1)
-      end
+    end
+    for field in string.gmatch(ARGV[i + 6], '%S+') do
+      count(field, 1)
     end
     if code == 'r' or code == 'q' then
       count(failed, -1)

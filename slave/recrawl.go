@@ -1,0 +1,124 @@
+package slave
+
+import (
+	"context"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/downloader"
+	"github.com/crawler-dev/crawler/fetch"
+	"github.com/crawler-dev/crawler/metrics"
+	"github.com/crawler-dev/crawler/store"
+)
+
+// VisitStore is an ItemStore that records re-crawls (store.Mongo,
+// store.File): what it holds of a batch of pages before they are fetched,
+// and what each visit found. With one, a re-fetch is conditional and the
+// job counts new, changed, unchanged and not_modified; without, items are
+// written whole every time.
+type VisitStore interface {
+	Validators(ctx context.Context, ids []string) (map[string]store.Stored, error)
+	SaveVisits(ctx context.Context, now time.Time, visits []store.Visit) []store.VisitResult
+}
+
+// visit is what a task's re-crawl knows: what the store held of its page
+// when the task was taken, and what the fetch found.
+type visit struct {
+	looked      bool          // prev is what the store held (nil: nothing)
+	prev        *store.Stored // the stored state of the page
+	notModified bool          // the site answered 304
+	change      store.Change  // what recording the visit found
+}
+
+// lookUp reads what the store holds of a job's batch of tasks, in one
+// call, before they are fetched, so that each is fetched with its
+// validators. A first round has nothing stored and is not looked up (a
+// page stored after all is found when its item is written). If the store
+// cannot answer, the pages are fetched in full.
+func (s *Slave) lookUp(ctx context.Context, j *job, works []*work) {
+	vs, ok := s.deps.Store.(VisitStore)
+	if !ok {
+		return
+	}
+	var ids []string
+	var looked []*work
+	for _, w := range works {
+		t, err := cluster.DecodeTask(w.raw)
+		if err != nil || t.Round <= 1 {
+			continue
+		}
+		ids = append(ids, store.ItemID(t.Job, t.FP))
+		looked = append(looked, w)
+	}
+	if len(ids) == 0 {
+		return
+	}
+	prevs, err := vs.Validators(ctx, ids)
+	if err != nil {
+		s.log.Warn("read validators; fetching the pages in full", zap.String("job", j.name), zap.Error(err))
+		return
+	}
+	for i, w := range looked {
+		w.visit.looked = true
+		if p, ok := prevs[ids[i]]; ok {
+			w.visit.prev = &p
+		}
+	}
+}
+
+// validators are what the task's fetch sends: the stored ones, unless the
+// job says conditional: false.
+func (w *work) validators() fetch.Validators {
+	if w.visit.prev == nil || !w.job.spec.SendsValidators() {
+		return fetch.Validators{}
+	}
+	return fetch.Validators{ETag: w.visit.prev.ETag, LastModified: w.visit.prev.LastModified}
+}
+
+// notModified settles a page the site answered 304 for: it goes to the
+// committer with no fields to extract. It reports whether the page was one.
+func (s *Slave) notModified(w *work, res downloader.Result) bool {
+	if !res.Page.NotModified {
+		return false
+	}
+	v := res.Page.Validators
+	res.Page.Release()
+	t := w.task
+	w.visit.notModified = true
+	s.commits.add(w, store.Item{ID: store.ItemID(t.Job, t.FP), URL: t.URL, Job: t.Job, Fingerprint: t.FP,
+		Round: t.Round, Status: res.Page.Status, ETag: v.ETag, LastModified: v.LastModified, Slave: s.opts.ID},
+		res.Tries-1)
+	return true
+}
+
+// saveVisits records a batch of items as visits and notes on each what it
+// found.
+func (c *committer) saveVisits(ctx context.Context, vs VisitStore, batch []pendingItem) []error {
+	visits := make([]store.Visit, len(batch))
+	for i, p := range batch {
+		v := p.w.visit
+		visits[i] = store.Visit{Item: p.item, NotModified: v.notModified, Looked: v.looked, Prev: v.prev}
+	}
+	errs := make([]error, len(batch))
+	rec := c.s.deps.Metrics.Node(metrics.RoleSlave, c.s.opts.ID).Recrawl()
+	for i, r := range vs.SaveVisits(ctx, time.Now().UTC(), visits) {
+		errs[i] = r.Err
+		batch[i].w.visit.change = r.Change
+		if r.Err == nil {
+			rec.Visited(batch[i].w.job.name, string(r.Change))
+		}
+	}
+	return errs
+}
+
+// counts are the stats fields the task's acknowledgement adds one to:
+// what its visit found, over the job and in its round.
+func (w *work) counts() []string {
+	if w.visit.change == "" {
+		return nil
+	}
+	c := string(w.visit.change)
+	return []string{c, cluster.RoundStat(c, w.task.Round)}
+}
