@@ -97,7 +97,9 @@ func (t *Tap) Addr() string { return t.ln.Addr().String() }
 
 // Counts returns what the tap has counted so far, naming each script by
 // what is known of it now: a script's first call may be an EVALSHA that
-// fails before its source is sent.
+// fails before its source is sent. A request is relayed as its bytes
+// arrive and counted once it is parsed, so the count of the last one may
+// come a moment after its reply; read it once the clients are done.
 func (t *Tap) Counts() TapCounts {
 	t.mu.Lock()
 	defer t.mu.Unlock()
