@@ -54,7 +54,11 @@ type Request struct {
 	// Done is called exactly once, from one of the Downloader's
 	// goroutines, with what became of the request.
 	Done func(ctx context.Context, r Result)
+	// Started, when set, is called once, on the worker, just before the
+	// page's first request is sent (a slave marks its task begun).
+	Started func()
 
+	started  bool        // Started was called
 	tries    int         // attempts made (requests sent)
 	proxied  int         // attempts the proxy failed, not charged to the page
 	excluded []proxy.ID  // proxies this page went through already

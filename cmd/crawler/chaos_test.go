@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -165,7 +168,7 @@ func runChaos(t *testing.T, seed uint64) {
 
 	st := env.wait(t, job, 4*time.Minute)
 	items, fails := env.results(t, job), env.failures(t, job)
-	reportChaos(t, seed, site, base, st, items, fails)
+	reportChaos(t, fmt.Sprintf("seed %d", seed), site, base, st, items, fails)
 	var failed []string
 	for _, f := range fails {
 		failed = append(failed, f.URL)
@@ -185,7 +188,7 @@ func chaosFinished(t *testing.T, env clusterEnv, job string) bool {
 
 // reportChaos logs what the kills cost: the pages not stored, the pages
 // dead-lettered, and those dead-lettered without ever being fetched.
-func reportChaos(t *testing.T, seed uint64, site *demosite.Site, base string, st client.Status, items []store.Item, fails []store.Failure) {
+func reportChaos(t *testing.T, what string, site *demosite.Site, base string, st client.Status, items []store.Item, fails []store.Failure) {
 	t.Helper()
 	want := 0
 	for _, outcome := range site.Expected() {
@@ -206,8 +209,8 @@ func reportChaos(t *testing.T, seed uint64, site *demosite.Site, base string, st
 			}
 		}
 	}
-	t.Logf("seed %d: %d of %d pages lost; %d dead-lettered, %d of them never fetched; counted stored %d, items %d, dead letters %d",
-		seed, want-len(stored), want, dead, unfetched, st.Counters.Stored, len(items), st.Counters.DeadLetters)
+	t.Logf("%s: %d of %d pages lost; %d dead-lettered, %d of them never fetched; counted stored %d, items %d, dead letters %d",
+		what, want-len(stored), want, dead, unfetched, st.Counters.Stored, len(items), st.Counters.DeadLetters)
 	if unfetched > 0 {
 		t.Errorf("%d pages dead-lettered with zero attempts: their deliveries ended with their holders, not with them", unfetched)
 	}
@@ -228,15 +231,16 @@ func checkSlaveCounts(t *testing.T, st client.Status) {
 }
 
 // TestChaos_KillSlaveBeforeFetch: a slave killed again and again while it
-// holds tasks it has not begun to fetch (the host's one slot is still held
-// by its dead predecessor) dead-letters none of them: a delivery that ends
+// holds every task of the job (16: four times its concurrency), nearly all
+// of them not begun (one slot for the host, held for its lease by a dead
+// predecessor; a page takes 2 s), dead-letters none of them: a delivery that ends
 // because its holder died before the fetch began is not the page's fault.
 // The slot itself comes back once the dead run's lease lapses, and the
 // crawl ends exactly right.
 func TestChaos_KillSlaveBeforeFetch(t *testing.T) {
 	env := newClusterEnv(t)
 	env.slaveArgs = append(env.slaveArgs, "--concurrency", "4", "--task-lease", "3s")
-	site, base := serveSite(t, demosite.Options{Details: 60, PerPage: 30, Overlap: 10, Delay: 100 * time.Millisecond})
+	site, base, slow := serveSlowSite(t, demosite.Options{Details: 16, PerPage: 30, Overlap: 10})
 	job := "again"
 	file := filepath.Join(t.TempDir(), job+".yaml")
 	spec := demosite.Job{Name: job, Seeds: []string{base + "/list/1"}, PerHostRPS: 1000, PerHostConcurrency: 1, Capacity: 100_000}
@@ -261,19 +265,41 @@ func TestChaos_KillSlaveBeforeFetch(t *testing.T) {
 		<-slave.done
 		slave = env.startSlave(t, 0)
 	}
+	slow.Store(false)
 	st := env.wait(t, job, 3*time.Minute)
 	items, fails := env.results(t, job), env.failures(t, job)
-	reportChaos(t, 0, site, base, st, items, fails)
+	reportChaos(t, "killed before fetch", site, base, st, items, fails)
 	var failed []string
 	for _, f := range fails {
 		failed = append(failed, f.URL)
 	}
-	checkCrawl(t, site, base, st, items, failed)
+	checkOutcome(t, site, base, st, items, failed)
 	select {
 	case <-slave.done:
 		t.Errorf("the last slave exited by itself:\n%s", tail(slave.out.String(), 3000))
 	default:
 	}
+}
+
+// serveSlowSite serves a demo site whose detail pages take 2 s each while
+// the flag it returns is set (it starts set), so a slave holds tasks it
+// has not begun for as long as the test needs.
+func serveSlowSite(t *testing.T, opts demosite.Options) (*demosite.Site, string, *atomic.Bool) {
+	t.Helper()
+	site := demosite.New(opts)
+	slow := &atomic.Bool{}
+	slow.Store(true)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if slow.Load() && strings.HasPrefix(r.URL.Path, "/detail/") {
+			select {
+			case <-time.After(2 * time.Second):
+			case <-r.Context().Done():
+			}
+		}
+		site.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return site, srv.URL, slow
 }
 
 // handBacks is the most times one task of job was handed back after a
