@@ -19,19 +19,59 @@ import (
 	"github.com/crawler-dev/crawler/master"
 )
 
+// TestFaults_MongoOutage: the MongoDB-wire server is unreachable for 30 s
+// mid-crawl (connections closed, new ones refused) for every process;
+// slaves hold or retry their pages, nothing is acknowledged that is not
+// stored, nothing is dead-lettered for it, and the crawl ends exactly
+// right once it is back.
+func TestFaults_MongoOutage(t *testing.T) {
+	env := newClusterEnv(t)
+	env.slaveArgs = append(env.slaveArgs, "--concurrency", "4")
+	site, base := serveSite(t, faultSite)
+	file := writeJob(t, "mongo", base)
+	mongoProxy := newPartition(t, "mongo", env.mongo)
+	cutEnv := env
+	cutEnv.mongo = mongoProxy.url(env.mongo)
+	procs := []*proc{cutEnv.startMaster(t, "master"), cutEnv.startSlave(t, 0), cutEnv.startSlave(t, 1)}
+	env.waitSlaves(t, 0, 1)
+	env.submit(t, "mongo", file)
+	env.waitProgress(t, "mongo", "200 pages stored", func(c client.Counters) bool { return c.Stored >= 200 })
+
+	mongoProxy.down()
+	atDown := status(t, env, "mongo")
+	time.Sleep(30 * time.Second) // the outage itself
+	during := status(t, env, "mongo")
+	mongoProxy.up(t)
+	t.Logf("stored %d when MongoDB went away, %d when it came back", atDown.Counters.Stored, during.Counters.Stored)
+
+	st := env.wait(t, "mongo", 4*time.Minute)
+	checkCrawl(t, site, base, st, env.results(t, "mongo"), env.failedURLs(t, "mongo"))
+	if st.Counters.DeadLetters != 0 {
+		t.Errorf("%d pages dead-lettered for an outage of the store", st.Counters.DeadLetters)
+	}
+	for _, p := range procs {
+		select {
+		case <-p.done:
+			t.Errorf("%s exited by itself:\n%s", p.name, tail(p.out.String(), 3000))
+		default:
+		}
+	}
+}
+
 // partition is a Toxiproxy proxy, run in the test on loopback, between
-// one process and Redis: cut makes it a blackhole (connections are
-// accepted and stay open, no byte passes either way, nothing is reset),
-// heal lets bytes through again.
+// processes and a server (Redis, MongoDB): cut makes it a blackhole
+// (connections are accepted and stay open, no byte passes either way,
+// nothing is reset), heal lets bytes through again; down and up stop and
+// start it, as if the server went away.
 type partition struct {
 	proxy *toxiproxy.Proxy
 }
 
-func newPartition(t *testing.T, name, redisURL string) *partition {
+func newPartition(t *testing.T, name, serverURL string) *partition {
 	t.Helper()
-	u, err := url.Parse(redisURL)
+	u, err := url.Parse(serverURL)
 	if err != nil {
-		t.Fatalf("redis URL %q: %v", redisURL, err)
+		t.Fatalf("server URL %q: %v", serverURL, err)
 	}
 	srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
 	srv.Metrics.ProxyMetrics = collectors.NewProxyMetricCollectors()
@@ -43,9 +83,9 @@ func newPartition(t *testing.T, name, redisURL string) *partition {
 	return &partition{proxy: p}
 }
 
-// url is the Redis URL through the proxy.
-func (p *partition) url(redisURL string) string {
-	u, _ := url.Parse(redisURL)
+// url is the server's URL through the proxy.
+func (p *partition) url(serverURL string) string {
+	u, _ := url.Parse(serverURL)
 	u.Host = p.proxy.Listen
 	return u.String()
 }
@@ -58,6 +98,17 @@ func (p *partition) cut(t *testing.T) {
 		if _, err := p.proxy.Toxics.AddToxicJson(strings.NewReader(toxic)); err != nil {
 			t.Fatalf("add blackhole toxic: %v", err)
 		}
+	}
+}
+
+// down stops the proxy: its connections are closed and new ones refused,
+// as when the server is down; up starts it again on the same port.
+func (p *partition) down() { p.proxy.Stop() }
+
+func (p *partition) up(t *testing.T) {
+	t.Helper()
+	if err := p.proxy.Start(); err != nil {
+		t.Fatalf("restart toxiproxy on %s: %v", p.proxy.Listen, err)
 	}
 }
 
