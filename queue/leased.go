@@ -25,8 +25,11 @@ type LeasedKeys struct {
 	// delivery that did not finish it (a lapsed lease, a requeue, a dead
 	// holder's tasks moved), how many such deliveries there were, with the
 	// reason its last holder gave up; an entry that keeps coming back is
-	// poison, and its holder dead-letters it. First deliveries write
-	// nothing, so a crawl in which nothing fails never touches it.
+	// poison, and its holder dead-letters it. On a slave queue only
+	// deliveries whose fetch began count (their start marks are kept here
+	// too, see MarkStarted); the others are counted apart. On the master's
+	// frontier first deliveries write nothing, so a crawl in which nothing
+	// fails never touches it.
 	Attempts string
 }
 
