@@ -25,9 +25,9 @@ import (
 // CRAWLER_CHAOS_SEEDS (e.g. "7,12") to replay others.
 var chaosSeeds = []uint64{1, 2}
 
-// chaosSite takes a cluster of three slaves about a minute to crawl on
+// chaosSite takes a cluster of three slaves 40-60 s to crawl on
 // this machine: 50 ms a page, at most 4 pages of the host at once.
-var chaosSite = demosite.Options{Details: 2000, PerPage: 30, Overlap: 10, Delay: 50 * time.Millisecond}
+var chaosSite = demosite.Options{Details: 1500, PerPage: 30, Overlap: 10, Delay: 50 * time.Millisecond}
 
 // chaosEvery is the time between two kills, and chaosDown how long the
 // victim stays dead.
@@ -240,7 +240,7 @@ func checkSlaveCounts(t *testing.T, st client.Status) {
 func TestChaos_KillSlaveBeforeFetch(t *testing.T) {
 	env := newClusterEnv(t)
 	env.slaveArgs = append(env.slaveArgs, "--concurrency", "4", "--task-lease", "3s")
-	site, base, slow := serveSlowSite(t, demosite.Options{Details: 16, PerPage: 30, Overlap: 10})
+	site, base, slow, requests := serveSlowSite(t, demosite.Options{Details: 16, PerPage: 30, Overlap: 10})
 	job := "again"
 	file := filepath.Join(t.TempDir(), job+".yaml")
 	spec := demosite.Job{Name: job, Seeds: []string{base + "/list/1"}, PerHostRPS: 1000, PerHostConcurrency: 1, Capacity: 100_000}
@@ -253,6 +253,7 @@ func TestChaos_KillSlaveBeforeFetch(t *testing.T) {
 	env.submit(t, job, file)
 
 	const kills = 5 // the slave's --max-deliveries, by default
+	var firstKill time.Time
 	for k := 1; k <= kills; k++ {
 		// Kill it once the tasks its last run held were handed back k-1
 		// times and it holds some again.
@@ -263,10 +264,20 @@ func TestChaos_KillSlaveBeforeFetch(t *testing.T) {
 			t.Fatal(err)
 		}
 		<-slave.done
+		if k == 1 {
+			firstKill = time.Now()
+		}
 		slave = env.startSlave(t, 0)
 	}
+	killsTook := time.Since(firstKill)
 	slow.Store(false)
 	st := env.wait(t, job, 3*time.Minute)
+	// A measurement, not a check: how long the host's one slot stayed
+	// with the first run killed (its lease is 5 s).
+	if next := requests.firstAfter(firstKill); !next.IsZero() {
+		t.Logf("the kills took %v; the first page asked for after the first kill came %v after it",
+			killsTook.Round(time.Millisecond), next.Sub(firstKill).Round(time.Millisecond))
+	}
 	items, fails := env.results(t, job), env.failures(t, job)
 	reportChaos(t, "killed before fetch", site, base, st, items, fails)
 	var failed []string
@@ -283,13 +294,15 @@ func TestChaos_KillSlaveBeforeFetch(t *testing.T) {
 
 // serveSlowSite serves a demo site whose detail pages take 2 s each while
 // the flag it returns is set (it starts set), so a slave holds tasks it
-// has not begun for as long as the test needs.
-func serveSlowSite(t *testing.T, opts demosite.Options) (*demosite.Site, string, *atomic.Bool) {
+// has not begun for as long as the test needs; the log records when each
+// request started.
+func serveSlowSite(t *testing.T, opts demosite.Options) (*demosite.Site, string, *atomic.Bool, *requestLog) {
 	t.Helper()
 	site := demosite.New(opts)
 	slow := &atomic.Bool{}
 	slow.Store(true)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	log := &requestLog{}
+	srv := httptest.NewServer(log.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if slow.Load() && strings.HasPrefix(r.URL.Path, "/detail/") {
 			select {
 			case <-time.After(2 * time.Second):
@@ -297,9 +310,21 @@ func serveSlowSite(t *testing.T, opts demosite.Options) (*demosite.Site, string,
 			}
 		}
 		site.ServeHTTP(w, r)
-	}))
+	})))
 	t.Cleanup(srv.Close)
-	return site, srv.URL, slow
+	return site, srv.URL, slow, log
+}
+
+// firstAfter is when the first request after t started, or the zero time.
+func (l *requestLog) firstAfter(t time.Time) time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, at := range l.starts {
+		if at.After(t) {
+			return at
+		}
+	}
+	return time.Time{}
 }
 
 // handBacks is the most times one task of job was handed back after a
