@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -22,9 +23,16 @@ import (
 // finishes with nothing lost.
 func TestFaults_SentinelFailover(t *testing.T) {
 	primaryPort, replicaPort := freePort(t), freePort(t)
-	primary := startRedisServer(t, "--port", primaryPort, "--bind", "127.0.0.1", "--dir", t.TempDir(), "--save", "", "--appendonly", "no")
+	primary := startRedisServer(t, "--port", primaryPort, "--bind", "127.0.0.1", "--dir", t.TempDir(), "--save", "", "--appendonly", "no",
+		"--repl-diskless-sync-delay", "0")
 	startRedisServer(t, "--port", replicaPort, "--bind", "127.0.0.1", "--dir", t.TempDir(), "--save", "", "--appendonly", "no",
 		"--replicaof", "127.0.0.1", primaryPort)
+	replica := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + replicaPort})
+	t.Cleanup(func() { replica.Close() })
+	testenv.Eventually(t, time.Minute, "the replica in sync with the primary", func() bool {
+		info, err := replica.Info(context.Background(), "replication").Result()
+		return err == nil && strings.Contains(info, "master_link_status:up")
+	})
 	sentinelPort := startSentinel(t, primaryPort)
 	sentinel := redis.NewSentinelClient(&redis.Options{Addr: "127.0.0.1:" + sentinelPort})
 	t.Cleanup(func() { sentinel.Close() })
