@@ -62,7 +62,11 @@ type Request struct {
 	// Validators are the page's stored ETag and Last-Modified, sent as a
 	// conditional request; a 304 is Fetched with Page.NotModified.
 	Validators fetch.Validators
+	// Started, when set, is called once, on the worker, just before the
+	// page's first request is sent (a slave marks its task begun).
+	Started func()
 
+	started  bool        // Started was called
 	tries    int         // attempts made (requests sent)
 	proxied  int         // attempts the proxy failed, not charged to the page
 	excluded []proxy.ID  // proxies this page went through already

@@ -40,6 +40,10 @@ func (d *Downloader) send(ctx context.Context, r *Request, pass *politeness.Pass
 	if r.Ctx != nil {
 		fctx = r.Ctx
 	}
+	if !r.started && r.Started != nil {
+		r.started = true
+		r.Started()
+	}
 	r.tries++
 	m := d.deps.Metrics.Fetch()
 	m.InFlight(1)

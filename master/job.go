@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/crawler-dev/crawler/assign"
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/dedup"
 	"github.com/crawler-dev/crawler/downloader"
@@ -29,9 +30,10 @@ type jobRunner struct {
 	filter   *dedup.Filter
 	frontier *frontier
 	queues   *queue.Queue
-	lists    *queue.Leased   // the frontier as a leased list
-	dl       *downloader.Job // the job's request settings, cookies and robots.txt
-	lost     atomic.Bool     // a commit found the fence taken: another master owns the job
+	lists    *queue.Leased    // the frontier as a leased list
+	dl       *downloader.Job  // the job's request settings, cookies and robots.txt
+	lost     atomic.Bool      // a commit found the fence taken: another master owns the job
+	balanced *assign.Snapshot // the live slave table the queued tasks were last balanced over
 
 	mu         sync.Mutex
 	inProgress map[string]bool // list pages this runner's workers are processing
@@ -268,6 +270,7 @@ func (r *jobRunner) reclaim(ctx context.Context) {
 	}
 	r.m.deps.Metrics.Queues().Set(r.name, depth.Queued, depth.Inflight)
 	r.rerouteDead(ctx, depth)
+	r.rebalance(ctx, depth)
 	r.routeRetries(ctx)
 	for slave, inflight := range depth.Inflight {
 		if inflight == 0 {

@@ -59,6 +59,59 @@ func (r *jobRunner) rerouteSlave(ctx context.Context, routes *assign.Snapshot, d
 	return moved, nil
 }
 
+// rebalance moves queued tasks whose slave the live slave table no longer
+// routes them to, once per new table: a slave that joins, or rejoins after
+// a partition (its tasks were re-routed while it was away), gets its fair
+// share of the backlog, not only of what is discovered from then on. Tasks
+// in flight stay with their holders.
+func (r *jobRunner) rebalance(ctx context.Context, depth queue.Depth) {
+	routes := r.m.liveRoutes()
+	if routes == nil || routes == r.balanced {
+		return
+	}
+	r.balanced = routes
+	for slave, queued := range depth.Queued {
+		if queued == 0 || !routes.Live(slave) {
+			continue
+		}
+		n, err := r.rebalanceSlave(ctx, routes, slave)
+		if err != nil {
+			r.log.Warn("rebalance queued tasks", zap.Int("slave", slave), zap.Error(err))
+			r.balanced = nil // try again next tick
+			continue
+		}
+		if n > 0 {
+			r.log.Info("rebalanced queued tasks", zap.Int("from", slave), zap.Int("tasks", n))
+		}
+	}
+}
+
+// rebalanceSlave moves the queued tasks of slave that now route elsewhere.
+func (r *jobRunner) rebalanceSlave(ctx context.Context, routes *assign.Snapshot, slave int) (int, error) {
+	queued, _, err := r.queues.Items(ctx, slave)
+	if err != nil {
+		return 0, err
+	}
+	moved := 0
+	woken := map[int]bool{}
+	defer func() { r.m.wakeSlaves(ctx, woken) }()
+	for start := 0; start < len(queued); start += rerouteBatch {
+		var moves []queue.Move
+		for _, m := range routeAll(routes, queued[start:min(start+rerouteBatch, len(queued))]) {
+			if m.To != slave {
+				moves = append(moves, m)
+				woken[m.To] = true
+			}
+		}
+		n, err := r.queues.MoveQueued(ctx, slave, moves)
+		moved += n
+		if err != nil {
+			return moved, err
+		}
+	}
+	return moved, nil
+}
+
 // routeRetries routes the failed tasks client retry-failed re-enqueued.
 func (r *jobRunner) routeRetries(ctx context.Context) {
 	routes := r.m.liveRoutes()

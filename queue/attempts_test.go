@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
 )
 
@@ -22,6 +23,7 @@ func TestLeased_Attempts(t *testing.T) {
 	if first[0].Count != 1 || first[0].LastError != "" {
 		t.Errorf("first delivery = %+v, want count 1 and no reason", first[0])
 	}
+	markStarted(t, f, l, first[0].Entry)
 	if ok, err := l.Note(f.ctx, first[0].Entry, "store item: document too large"); err != nil || !ok {
 		t.Fatalf("Note = %v, %v; want recorded", ok, err)
 	}
@@ -46,6 +48,7 @@ func TestLeased_Attempts(t *testing.T) {
 		t.Errorf("after a hand-back the delivery = %+v, want count 2 (a release is not a delivery)", third)
 	}
 
+	markStarted(t, f, l, third[0].Entry)
 	if n, err := l.Requeue(f.ctx, []string{third[0].Entry}); err != nil || n != 1 {
 		t.Fatalf("Requeue = %d, %v", n, err)
 	}
@@ -65,6 +68,71 @@ func TestLeased_Attempts(t *testing.T) {
 	}
 	if left := f.rdb.HLen(f.ctx, f.jk.TaskAttempts()).Val(); left != 0 {
 		t.Errorf("a late Note left %d fields", left)
+	}
+}
+
+func markStarted(t *testing.T, f *fixture, l *SlaveQueue, entries ...string) {
+	t.Helper()
+	if n, err := l.MarkStarted(f.ctx, entries); err != nil || n != len(entries) {
+		t.Fatalf("MarkStarted = %d, %v; want %d", n, err, len(entries))
+	}
+}
+
+// TestSlaveQueue_StartMarks: of the deliveries that end without an
+// outcome (handed back as orphans, reclaimed after the lease, moved off a
+// dead slave), only those whose fetch had begun count toward
+// dead-lettering; the others, whose holder died before it began, are
+// counted apart. An acknowledgement forgets both.
+func TestSlaveQueue_StartMarks(t *testing.T) {
+	f := newFixture(t, 0, 2)
+	l := f.q.Slave(0)
+	begun, waiting := f.tasks[0], f.tasks[1]
+	deliver := func(what string) map[string]int {
+		t.Helper()
+		ds, err := l.Take(f.ctx, 2, time.Minute)
+		if err != nil || len(ds) != 2 {
+			t.Fatalf("%s: Take = %+v, %v", what, ds, err)
+		}
+		counts := map[string]int{}
+		for _, d := range ds {
+			counts[d.Entry] = d.Count
+		}
+		return counts
+	}
+	deliver("first")
+	markStarted(t, f, l, begun)
+	if n, err := l.Requeue(f.ctx, []string{begun, waiting}); err != nil || n != 2 { // the holder died
+		t.Fatalf("Requeue = %d, %v", n, err)
+	}
+	if got := deliver("after the holder died"); got[begun] != 2 || got[waiting] != 1 {
+		t.Errorf("deliveries = %v; want the begun task counted 2, the waiting one still 1", got)
+	}
+	// Its new holder dies too, before beginning either: nothing counts.
+	if n, err := f.q.MoveFromSlave(f.ctx, 0, []Move{{Task: begun, To: 0}, {Task: waiting, To: 0}}); err != nil || n != 2 {
+		t.Fatalf("MoveFromSlave = %d, %v", n, err)
+	}
+	if got := deliver("after a move"); got[begun] != 2 || got[waiting] != 1 {
+		t.Errorf("deliveries = %v; want 2 and 1 (nothing begun, nothing counted)", got)
+	}
+	if got := f.rdb.HGet(f.ctx, f.jk.TaskAttempts(), cluster.AttemptUnstartedPrefix+waiting).Val(); got != "2" {
+		t.Errorf("unstarted deliveries of the waiting task = %q, want 2", got)
+	}
+	markStarted(t, f, l, waiting)
+	if err := l.Renew(f.ctx, []string{begun, waiting}, 10*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 5*time.Second, "the leases lapse and are reclaimed", func() bool {
+		n, err := l.Reclaim(f.ctx)
+		return err == nil && n == 2
+	})
+	if got := deliver("after the lease lapsed"); got[begun] != 2 || got[waiting] != 2 {
+		t.Errorf("deliveries = %v; want 2 and 2 (only the waiting task had begun)", got)
+	}
+	if n, err := l.Ack(f.ctx, []Outcome{{Task: begun}, {Task: waiting}}); err != nil || n != 2 {
+		t.Fatalf("Ack = %d, %v", n, err)
+	}
+	if left := f.rdb.HGetAll(f.ctx, f.jk.TaskAttempts()).Val(); len(left) != 0 {
+		t.Errorf("attempts after Ack = %v, want none", left)
 	}
 }
 
@@ -112,6 +180,7 @@ func TestQueue_Move(t *testing.T) {
 	f := newFixture(t, 3, 4)
 	dead := f.q.Slave(3)
 	inflight := take(t, dead, f.ctx, 2, time.Minute)
+	markStarted(t, f, dead, inflight[0])
 	if _, err := dead.Ack(f.ctx, []Outcome{{Task: inflight[1]}}); err != nil {
 		t.Fatal(err)
 	}

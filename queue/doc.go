@@ -6,6 +6,9 @@
 // acknowledgement counts the outcome only if the task was still in flight,
 // so a task redelivered after a lapsed lease is counted exactly once. The
 // master reclaims tasks whose lease lapsed and re-routes a dead slave's.
+// A slave marks a task started when its fetch begins; of the deliveries
+// that end without an outcome only those count toward dead-lettering, so
+// a holder that dies before it begins is never held against the page.
 //
 // All scripts take Redis server time (TIME), so process clocks do not matter,
 // and touch only one job's keys, which share a hash tag.

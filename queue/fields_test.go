@@ -75,6 +75,9 @@ func checkAttemptFields(t *testing.T, rdb redis.UniversalClient, jk cluster.JobK
 	if n := rdb.HLen(ctx, jk.TaskAttempts()).Val(); n != 0 {
 		t.Errorf("after a first Take, %d attempt fields; want none (only failed deliveries are written)", n)
 	}
+	if n, err := l.MarkStarted(ctx, []string{task}); err != nil || n != 1 {
+		t.Fatalf("MarkStarted = %d, %v", n, err)
+	}
 	if ok, err := l.Note(ctx, task, "boom"); err != nil || !ok || field(reason) != "boom" {
 		t.Errorf("Note = %v, %v; field %q = %q, want boom", ok, err, reason, field(reason))
 	}

@@ -25,22 +25,57 @@ type LeasedKeys struct {
 	// delivery that did not finish it (a lapsed lease, a requeue, a dead
 	// holder's tasks moved), how many such deliveries there were, with the
 	// reason its last holder gave up; an entry that keeps coming back is
-	// poison, and its holder dead-letters it. First deliveries write
-	// nothing, so a crawl in which nothing fails never touches it.
+	// poison, and its holder dead-letters it. On a slave queue only
+	// deliveries whose fetch began count (their start marks are kept here
+	// too, see MarkStarted); the others are counted apart. On the master's
+	// frontier first deliveries write nothing, so a crawl in which nothing
+	// fails never touches it.
 	Attempts string
 }
 
 // Leased is a list of work with a sorted set of the entries taken from it,
 // scored by lease deadline: the pattern behind both the slave queues and the
 // master's list-page frontier.
+//
+// A Leased list either counts every delivery that ends without an outcome
+// toward dead-lettering (NewLeased: the master's frontier), or only those
+// whose work had begun (a slave queue: see MarkStarted).
 type Leased struct {
-	rdb  redis.UniversalClient
-	keys LeasedKeys
+	rdb   redis.UniversalClient
+	keys  LeasedKeys
+	marks bool // only deliveries marked started count
 }
 
 // NewLeased returns the leased list with the given keys.
 func NewLeased(rdb redis.UniversalClient, keys LeasedKeys) *Leased {
 	return &Leased{rdb: rdb, keys: keys}
+}
+
+// countArgs are the attempts hash's field prefixes the scripts that hand
+// entries back take: the count's, and with start marks the started and
+// unstarted ones (see lua/handback.lua).
+func (l *Leased) countArgs() []any {
+	if !l.marks {
+		return []any{cluster.AttemptCountPrefix, "", ""}
+	}
+	return []any{cluster.AttemptCountPrefix, cluster.AttemptStartedPrefix, cluster.AttemptUnstartedPrefix}
+}
+
+// MarkStarted records that the work on entries still in flight has begun
+// (a slave is about to send the page's first request). Of the deliveries
+// that end without an outcome, only those so marked count toward
+// dead-lettering: a holder that dies before it begins is not the entry's
+// fault. It returns how many were marked.
+func (l *Leased) MarkStarted(ctx context.Context, entries []string) (int, error) {
+	if len(entries) == 0 {
+		return 0, nil
+	}
+	args := appendStrings([]any{cluster.AttemptStartedPrefix}, entries)
+	n, err := markScript.Run(ctx, l.rdb, []string{l.keys.Inflight, l.keys.Attempts}, args...).Int()
+	if err != nil {
+		return 0, fmt.Errorf("mark %d entries of %s started: %w", len(entries), l.keys.Inflight, err)
+	}
+	return n, nil
 }
 
 // Delivery is an entry handed out by Take.
@@ -96,10 +131,11 @@ func (l *Leased) Renew(ctx context.Context, entries []string, lease time.Duratio
 }
 
 // Reclaim puts entries whose lease lapsed back at the head of the list, for
-// redelivery, and returns how many it moved.
+// redelivery, and returns how many it moved. The delivery counts (with
+// start marks, only if it had begun).
 func (l *Leased) Reclaim(ctx context.Context) (int, error) {
 	n, err := reclaimScript.Run(ctx, l.rdb, []string{l.keys.Inflight, l.keys.List, l.keys.Attempts},
-		reclaimBatch, cluster.AttemptCountPrefix).Int()
+		append([]any{reclaimBatch}, l.countArgs()...)...).Int()
 	if err != nil {
 		return 0, fmt.Errorf("reclaim %s: %w", l.keys.Inflight, err)
 	}
@@ -115,8 +151,9 @@ func (l *Leased) Release(ctx context.Context, entries []string) (int, error) {
 
 // Requeue hands entries still in flight back to the head of the list after
 // an attempt that did not finish them (or a holder that died): their
-// delivery counts, so an entry that always fails is dead-lettered in the
-// end. It returns how many it moved.
+// delivery counts (with start marks, only if it had begun), so an entry
+// that always fails is dead-lettered in the end. It returns how many it
+// moved.
 func (l *Leased) Requeue(ctx context.Context, entries []string) (int, error) {
 	return l.handBack(ctx, entries, false)
 }
@@ -126,7 +163,7 @@ func (l *Leased) handBack(ctx context.Context, entries []string, uncount bool) (
 		return 0, nil
 	}
 	keys := []string{l.keys.Inflight, l.keys.List, l.keys.Attempts}
-	args := appendStrings([]any{flag(uncount), cluster.AttemptCountPrefix}, entries)
+	args := appendStrings(append([]any{flag(uncount)}, l.countArgs()...), entries)
 	n, err := releaseScript.Run(ctx, l.rdb, keys, args...).Int()
 	if err != nil {
 		return 0, fmt.Errorf("hand back %d entries of %s: %w", len(entries), l.keys.Inflight, err)

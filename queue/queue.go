@@ -31,7 +31,9 @@ type SlaveQueue struct {
 
 // Slave returns slave's queue.
 func (q *Queue) Slave(slave int) *SlaveQueue {
-	return &SlaveQueue{Leased: NewLeased(q.rdb, q.slaveKeys(slave)), slave: slave, keys: q.keys}
+	l := NewLeased(q.rdb, q.slaveKeys(slave))
+	l.marks = true
+	return &SlaveQueue{Leased: l, slave: slave, keys: q.keys}
 }
 
 func (q *Queue) slaveKeys(slave int) LeasedKeys {
@@ -95,11 +97,11 @@ func (s *SlaveQueue) Ack(ctx context.Context, outcomes []Outcome) (int, error) {
 	if len(outcomes) == 0 {
 		return 0, nil
 	}
-	args := make([]any, 0, 11+7*len(outcomes))
+	args := make([]any, 0, 13+7*len(outcomes))
 	args = append(args, cluster.StatStored, cluster.StatFailed, cluster.StatRecovered, cluster.StatNearDuplicates,
 		cluster.StatRetries, cluster.StatDeadLetters, cluster.StatSkipped,
 		cluster.SlaveStat(cluster.StatStored, s.slave), cluster.SlaveStat(cluster.StatFailed, s.slave),
-		cluster.AttemptCountPrefix, cluster.AttemptReasonPrefix)
+		cluster.AttemptCountPrefix, cluster.AttemptReasonPrefix, cluster.AttemptStartedPrefix, cluster.AttemptUnstartedPrefix)
 	for _, o := range outcomes {
 		args = append(args, o.Task, o.code(), flag(o.NearDuplicate), o.Retries, o.FP, flag(o.DeadLetter), o.counted())
 	}
@@ -180,6 +182,13 @@ func (q *Queue) MoveFromSlave(ctx context.Context, from int, moves []Move) (int,
 	return q.move(ctx, q.keys.Queue(from), q.keys.Inflight(from), moves)
 }
 
+// MoveQueued moves tasks waiting on the queue of slave from (not those in
+// flight) onto the queues of the slaves they now route to: a slave that
+// joined gets its share of the backlog.
+func (q *Queue) MoveQueued(ctx context.Context, from int, moves []Move) (int, error) {
+	return q.move(ctx, q.keys.Queue(from), "", moves)
+}
+
 // MoveFromRetry moves tasks re-enqueued by client retry-failed from the
 // job's retry list onto their slaves' queues.
 func (q *Queue) MoveFromRetry(ctx context.Context, moves []Move) (int, error) {
@@ -196,8 +205,8 @@ func (q *Queue) move(ctx context.Context, list, inflight string, moves []Move) (
 	}
 	keys := []string{list, inflight, q.keys.TaskAttempts()}
 	index := map[int]int{} // target slave -> KEYS index (1-based)
-	args := make([]any, 0, 2+2*len(moves))
-	args = append(args, useInflight, cluster.AttemptCountPrefix)
+	args := make([]any, 0, 4+2*len(moves))
+	args = append(args, useInflight, cluster.AttemptCountPrefix, cluster.AttemptStartedPrefix, cluster.AttemptUnstartedPrefix)
 	for _, m := range moves {
 		i, ok := index[m.To]
 		if !ok {

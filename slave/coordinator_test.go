@@ -51,6 +51,9 @@ func TestSlave_deadLetter(t *testing.T) {
 	if !strings.Contains(string(data), errTooLarge.Error()) {
 		t.Errorf("failure record %s does not give the write's error", data)
 	}
+	if !strings.Contains(string(data), `"attempts":2`) {
+		t.Errorf("failure record %s does not count its 2 begun deliveries as attempts", data)
+	}
 	if n := rdb.ZCard(ctx, jk.Inflight(0)).Val() + rdb.LLen(ctx, jk.Queue(0)).Val(); n != 0 {
 		t.Errorf("%d tasks left on the slave's queue", n)
 	}

@@ -196,9 +196,12 @@ func fieldText(fields map[string]any) string {
 }
 
 // settleUnfetchable records a task that is not fetched at all: one nobody
-// can decode, or one delivered more than MaxDeliveries times without an
-// outcome (its store write always fails, say), with the reason its last
-// holder gave up, so one poison task cannot keep a job running.
+// can decode, or one whose fetch began more than MaxDeliveries times
+// without an outcome (it crashes or hangs its fetcher, its store write
+// always fails), with the reason its last holder gave up and those
+// deliveries as its attempts, so one poison task cannot keep a job
+// running. Deliveries whose holder died before the fetch began do not
+// count (queue.Leased.MarkStarted).
 func (s *Slave) settleUnfetchable(ctx context.Context, w *work, decodeErr error) {
 	if decodeErr != nil {
 		sum := sha1.Sum([]byte(w.raw))
@@ -208,8 +211,9 @@ func (s *Slave) settleUnfetchable(ctx context.Context, w *work, decodeErr error)
 	}
 	reason := w.lastError
 	if reason == "" {
-		reason = "no reason recorded (a holder died or froze with it)"
+		reason = "no reason recorded (its holder died or froze while fetching it)"
 	}
-	cause := fmt.Errorf("dead-lettered after %d deliveries without an outcome; last: %s", w.deliveries-1, reason)
-	s.settle(ctx, w, s.failure(w, cause, 0, false), queue.Outcome{Failed: true, DeadLetter: true})
+	began := w.deliveries - 1 // deliveries whose fetch began and ended without an outcome
+	cause := fmt.Errorf("dead-lettered after %d deliveries without an outcome; last: %s", began, reason)
+	s.settle(ctx, w, s.failure(w, cause, began, false), queue.Outcome{Failed: true, DeadLetter: true})
 }

@@ -38,9 +38,11 @@ type Options struct {
 	// DrainTimeout bounds how long shutdown waits for pages in progress
 	// before handing them back.
 	DrainTimeout time.Duration
-	// MaxDeliveries is how many times a task is taken without an outcome
-	// before it is dead-lettered: recorded as failed with the reason its
-	// last holder gave up, so one poison task cannot keep a job running.
+	// MaxDeliveries is how many times a task's fetch may begin without an
+	// outcome before it is dead-lettered: recorded as failed with the
+	// reason its last holder gave up, so one poison task cannot keep a job
+	// running. A delivery whose holder died before the fetch began does
+	// not count.
 	MaxDeliveries int
 	// MaxParked bounds the tasks held beyond the 4 × Concurrency kept for
 	// the fetchers while they wait long (downloader.Downloader.Parked): a

@@ -32,6 +32,7 @@ type Slave struct {
 	held     *heldTasks
 	acks     *acker
 	commits  *committer
+	marks    *marker
 
 	side  sync.WaitGroup // tasks settled without a fetch (undecodable, dead letters)
 	freed chan struct{}  // signalled when a task is done with
@@ -76,6 +77,7 @@ func New(opts Options, deps Deps) (*Slave, error) {
 	}
 	s.acks = newAcker(s, log)
 	s.commits = newCommitter(s)
+	s.marks = newMarker(s, log)
 	return s, nil
 }
 
@@ -174,6 +176,8 @@ func (s *Slave) work(ctx context.Context) {
 	go func() { defer close(ackDone); s.acks.run(drainCtx) }()
 	commitDone := make(chan struct{})
 	go func() { defer close(commitDone); s.commits.run(drainCtx) }()
+	markDone := make(chan struct{})
+	go func() { defer close(markDone); s.marks.run(drainCtx) }()
 	wakeDone := make(chan struct{})
 	go func() { defer close(wakeDone); s.listen(ctx) }()
 	go s.publishLoads(ctx)
@@ -188,6 +192,7 @@ func (s *Slave) work(ctx context.Context) {
 	<-ackDone
 	cancelDrain()
 	<-renewDone
+	<-markDone
 	s.handBack()
 }
 
@@ -273,7 +278,7 @@ func (s *Slave) start(drainCtx context.Context, w *work) {
 		return
 	}
 	s.dl.Submit(&downloader.Request{Ctx: drainCtx, Abandon: w.job.stopped, URL: task.URL, Job: w.job.dl, Item: w,
-		Validators: w.validators(),
+		Validators: w.validators(), Started: func() { s.marks.started(drainCtx, w) },
 		Done: func(_ context.Context, res downloader.Result) {
 			defer s.signalFreed()
 			s.handle(drainCtx, res)

@@ -221,6 +221,13 @@ func redisEnv(t *testing.T, url string, rdb redis.UniversalClient) clusterEnv {
 // waits until it answers.
 func startRedisServer(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
+	return runRedisServer(t, args[1], args...)
+}
+
+// runRedisServer runs redis-server with args (a Sentinel's config file
+// first, say) until the test ends, and waits until it answers on port.
+func runRedisServer(t *testing.T, port string, args ...string) *exec.Cmd {
+	t.Helper()
 	cmd := exec.Command("redis-server", args...)
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
@@ -234,7 +241,6 @@ func startRedisServer(t *testing.T, args ...string) *exec.Cmd {
 			t.Logf("--- redis-server %v:\n%s", args, tail(out.String(), 3000))
 		}
 	})
-	port := args[1]
 	testenv.Eventually(t, 10*time.Second, "redis-server on port "+port, func() bool {
 		c, err := net.Dial("tcp", "127.0.0.1:"+port)
 		if err == nil {

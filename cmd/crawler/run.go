@@ -352,6 +352,13 @@ func runStore(ctx context.Context, a *app, cfg runConfig, spec *cluster.JobSpec)
 	if err != nil {
 		return nil, nil, fmt.Errorf("-o: %w", err)
 	}
+	if n, _ := j.Counts(); n > 0 {
+		how := "starting the crawl over (this run's own Redis starts empty)"
+		if cfg.redis != "" {
+			how = "resuming job " + spec.Name + " from --redis, where its state outlived the last run"
+		}
+		a.logger.Info(fmt.Sprintf("%s already holds %d items: %s; pages already in it get no second line", cfg.output, n, how))
+	}
 	return j, func() {
 		if err := j.Close(); err != nil {
 			a.logger.Error("close items file", zap.Error(err))

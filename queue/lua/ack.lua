@@ -3,8 +3,9 @@
 -- fingerprints of re-enqueued failed tasks, KEYS[4] the attempts hash.
 -- ARGV[1..9] are the stats field names: stored, failed, recovered,
 -- near_duplicates, retries, dead_letters, skipped, and this slave's stored
--- and failed; ARGV[10] and ARGV[11] the attempts hash's field prefixes
--- (cluster.AttemptCountPrefix, AttemptReasonPrefix). Then per task seven
+-- and failed; ARGV[10..13] the attempts hash's field prefixes
+-- (cluster.AttemptCountPrefix, AttemptReasonPrefix, AttemptStartedPrefix,
+-- AttemptUnstartedPrefix). Then per task seven
 -- values: the task; its outcome (s stored,
 -- f failed, k skipped, r stored after a retry, x failed again after a
 -- retry, q skipped after a retry); a near-duplicate flag (0/1); the
@@ -19,8 +20,8 @@
 -- once per field. Reply the number counted.
 local stored, failed, recovered, near, retries, dead, skipped, storedSlave, failedSlave =
   ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
-local countPrefix, reasonPrefix = ARGV[10], ARGV[11]
-local FIRST = 12 -- the first task's values
+local prefixes = {ARGV[10], ARGV[11], ARGV[12], ARGV[13]}
+local FIRST = 14 -- the first task's values
 local sums, fields = {}, {}
 local function count(field, n)
   if n ~= 0 then
@@ -55,16 +56,17 @@ end
 
 local counted = 0
 local attempts = {}
--- the attempts hash holds only tasks whose delivery failed before: when it
--- is empty there is nothing to forget
+-- the attempts hash holds only tasks begun or handed back: when it is
+-- empty there is nothing to forget
 local failures = redis.call('EXISTS', KEYS[4]) == 1
 for i = FIRST, #ARGV, 7 do
   local task, code = ARGV[i], ARGV[i + 1]
   local ok = inflight[task] == true
   inflight[task] = nil -- a task listed twice is counted once
   if ok and failures then
-    attempts[#attempts + 1] = countPrefix .. task
-    attempts[#attempts + 1] = reasonPrefix .. task
+    for _, prefix in ipairs(prefixes) do
+      attempts[#attempts + 1] = prefix .. task
+    end
   end
   if ok and (code == 'r' or code == 'x' or code == 'q') then
     ok = redis.call('SREM', KEYS[3], ARGV[i + 4]) == 1

@@ -1,0 +1,74 @@
+package slave
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// markWait bounds how long a fetch waits for its start mark: with Redis
+// away the page is fetched anyway, and a holder that dies with it then is
+// not counted against it.
+const markWait = 2 * time.Second
+
+// marker writes the start marks of tasks whose fetch begins (see
+// queue.Leased.MarkStarted), so that of the deliveries that end without
+// an outcome only those whose fetch had begun count toward dead-lettering.
+// Marks are written in groups: whatever began while the last group was
+// being written goes in the next one, so a mark costs a fetch about one
+// round trip and no more than one script call is in progress.
+type marker struct {
+	s    *Slave
+	log  *zap.Logger
+	mu   sync.Mutex
+	next map[*job][]string
+	done chan struct{} // closed when the group being gathered is written
+	kick chan struct{}
+}
+
+func newMarker(s *Slave, log *zap.Logger) *marker {
+	return &marker{s: s, log: log, next: map[*job][]string{}, done: make(chan struct{}), kick: make(chan struct{}, 1)}
+}
+
+// started marks w begun and waits until the mark is written, or markWait
+// has passed, or ctx ends.
+func (m *marker) started(ctx context.Context, w *work) {
+	m.mu.Lock()
+	m.next[w.job] = append(m.next[w.job], w.raw)
+	done := m.done
+	m.mu.Unlock()
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+	t := time.NewTimer(markWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// run writes the marks in groups until ctx ends.
+func (m *marker) run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.kick:
+		}
+		m.mu.Lock()
+		group, done := m.next, m.done
+		m.next, m.done = map[*job][]string{}, make(chan struct{})
+		m.mu.Unlock()
+		for j, raws := range group {
+			if _, err := j.queue.MarkStarted(ctx, raws); err != nil && ctx.Err() == nil {
+				m.log.Warn("mark tasks started", zap.String("job", j.name), zap.Error(err))
+			}
+		}
+		close(done)
+	}
+}
