@@ -140,6 +140,9 @@ func newStatusCmd() *cobra.Command {
 			if errors.Is(err, context.DeadlineExceeded) {
 				return fmt.Errorf("job %s not finished within --timeout %s", job, timeout)
 			}
+			if err == nil && (wait || watch) && st != nil {
+				return storedNothing(st)
+			}
 			return err
 		},
 	}
@@ -147,10 +150,22 @@ func newStatusCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&job, "job", "", "job name")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
-	f.BoolVar(&wait, "wait", false, "wait until the job is finished (exit 0) or --timeout passes (exit 1)")
+	f.BoolVar(&wait, "wait", false, "wait until the job is finished (exit 0; 1 if it stored nothing) or --timeout passes (exit 1)")
 	f.BoolVar(&watch, "watch", false, "follow the job live until it is finished: progress, rate, ETA and a table per slave")
 	f.DurationVar(&timeout, "timeout", 10*time.Minute, "how long --wait and --watch wait")
 	return cmd
+}
+
+// storedNothing is the error of --wait and --watch for a job that
+// finished without storing an item: saying why, and where the failures
+// are.
+func storedNothing(st *client.Status) error {
+	why := st.Counters.NothingStored()
+	if why == "" {
+		return nil
+	}
+	return fmt.Errorf("job %s %s and stored nothing: %s; its failures are in the failed collection (with --output, in each slave's .failed.jsonl file)",
+		st.Job, stateText(st), why)
 }
 
 func printStatus(w io.Writer, st *client.Status, asJSON bool) {

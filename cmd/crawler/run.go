@@ -188,15 +188,28 @@ func runOutcome(ctx context.Context, cfg runConfig, spec *cluster.JobSpec, st *c
 	if err != nil {
 		return err
 	}
-	c := st.Counters
+	why := st.Counters.NothingStored()
 	switch {
-	case c.Stored == 0 && c.ListPages == 0:
+	case why == "":
+	case st.Counters.ListPages == 0:
 		return fmt.Errorf("nothing could be fetched; %s", failureReasons(ctx, cfg, spec.Name, started))
-	case c.Stored == 0 && c.Failed+c.Skipped > 0:
-		return fmt.Errorf("no detail page could be stored (%d failed, %d skipped of %d discovered); %s",
-			c.Failed, c.Skipped, c.Discovered, failureReasons(ctx, cfg, spec.Name, started))
+	case st.Counters.Discovered == 0 && spec.DetailLink != nil:
+		return fmt.Errorf("nothing stored: %s (css %q); try the job's selectors on a list page with `crawler check --job <job file> --url %s`",
+			why, spec.DetailLink.CSS, firstSeed(spec))
+	case st.Counters.Failed+st.Counters.Skipped == 0:
+		return fmt.Errorf("nothing stored: %s", why)
+	default:
+		return fmt.Errorf("%s; %s", why, failureReasons(ctx, cfg, spec.Name, started))
 	}
 	return nil
+}
+
+// firstSeed is the job's first seed URL, for a suggestion.
+func firstSeed(spec *cluster.JobSpec) string {
+	if len(spec.Seeds) == 0 {
+		return "URL"
+	}
+	return spec.Seeds[0]
 }
 
 // runAllInOne submits spec and crawls it to the end in this process.

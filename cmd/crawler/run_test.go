@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/crawler-dev/crawler/internal/demosite"
+	"github.com/crawler-dev/crawler/internal/testenv"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -110,5 +111,35 @@ func TestDemo(t *testing.T) {
 	}
 	if n := len(readItems(t, out)); n != 119 {
 		t.Errorf("%d items in %s, want 119", n, out)
+	}
+}
+
+// TestRun_nothingStored (issue 18, item 2): a job whose detail_link matches
+// nothing fetches its list pages and stores nothing: run exits non-zero
+// saying why, and client status --wait on the finished job says it stored
+// nothing and exits non-zero too.
+func TestRun_nothingStored(t *testing.T) {
+	_, base := serveSite(t, demosite.Options{Details: 20})
+	job := strings.Replace(demosite.JobYAML("empty", base), `{css: ".item a"`, `{css: ".no-such-class a"`, 1)
+	if !strings.Contains(job, "no-such-class") {
+		t.Fatalf("the demo job's detail_link changed:\n%s", job)
+	}
+	jobFile := filepath.Join(t.TempDir(), "empty.yaml")
+	if err := os.WriteFile(jobFile, []byte(job), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, keys := testenv.Redis(t)
+	conn := []string{"--redis", testenv.RedisURL(), "--prefix", keys.Prefix}
+	out := filepath.Join(t.TempDir(), "items.jsonl")
+	stdout, stderr, err := crawler(t, 3*time.Minute, append([]string{"run", "--job", jobFile, "-o", out, "--log-level", "warn"}, conn...)...)
+	if err == nil {
+		t.Fatalf("crawler run of a job that stores nothing exited 0\nstdout %s\nstderr %s", stdout, tail(stderr, 2000))
+	}
+	if !strings.Contains(stderr, "detail_link") {
+		t.Errorf("run's error does not say that detail_link matched nothing:\n%s", tail(stderr, 2000))
+	}
+	stdout, stderr, err = crawler(t, time.Minute, append([]string{"client", "status", "--job", "empty", "--wait"}, conn...)...)
+	if err == nil || !strings.Contains(stderr, "stored nothing") {
+		t.Errorf("client status --wait on a job that stored nothing: %v\nstdout %s\nstderr %s; want a non-zero exit saying it stored nothing", err, stdout, stderr)
 	}
 }
