@@ -39,6 +39,9 @@ type runConfig struct {
 	prefix      string
 	quiet       bool
 	metrics     metricsFlag
+	// failures, set by crawlHere, tallies this run's failures when they
+	// go to a file (runStore fills it).
+	failures **runFailures
 }
 
 func (c *runConfig) register(cmd *cobra.Command, defaultOutput string) {
@@ -126,6 +129,7 @@ func crawlHere(cmd *cobra.Command, a *app, cfg runConfig, spec *cluster.JobSpec,
 		return err
 	}
 	started := time.Now()
+	cfg.failures = new(*runFailures)
 	st, redisUsed, err := runAllInOne(ctx, a, cfg, spec, reg, con)
 	con.done()
 	if st != nil {
@@ -362,7 +366,11 @@ func runStore(ctx context.Context, a *app, cfg runConfig, spec *cluster.JobSpec)
 	if err != nil {
 		return nil, nil, fmt.Errorf("-o: %w", err)
 	}
-	return j, func() {
+	tally := newRunFailures(j)
+	if cfg.failures != nil {
+		*cfg.failures = tally
+	}
+	return tally, func() {
 		if err := j.Close(); err != nil {
 			a.logger.Error("close items file", zap.Error(err))
 		}

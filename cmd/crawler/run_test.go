@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -141,5 +142,42 @@ func TestRun_nothingStored(t *testing.T) {
 	stdout, stderr, err = crawler(t, time.Minute, append([]string{"client", "status", "--job", "empty", "--wait"}, conn...)...)
 	if err == nil || !strings.Contains(stderr, "stored nothing") {
 		t.Errorf("client status --wait on a job that stored nothing: %v\nstdout %s\nstderr %s; want a non-zero exit saying it stored nothing", err, stdout, stderr)
+	}
+}
+
+// TestRun_sharedOutput (issue 18, item 14): runs that share an -o file
+// each list their own failures: the second run of a job whose page failed
+// in the first too lists it (a page's first failure record stays the
+// file's only one), and a run lists no failure of another job's run.
+func TestRun_sharedOutput(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "items.jsonl")
+	run := func(job, base string) string {
+		t.Helper()
+		_, stderr, err := crawler(t, 2*time.Minute, "run", "--job", writeJob(t, job, base), "-o", out, "--quiet")
+		if err == nil {
+			t.Fatalf("run of an unreachable seed exited 0")
+		}
+		return stderr
+	}
+	run("first", "http://127.0.0.1:1")
+	// The first run was an hour ago: age its records.
+	failed := store.FailuresPath(out)
+	b, err := os.ReadFile(failed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hourAgo := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339Nano)
+	aged := regexp.MustCompile(`"failed_at":"[^"]*"`).ReplaceAll(b, []byte(`"failed_at":"`+hourAgo+`"`))
+	if err := os.WriteFile(failed, aged, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	second := run("first", "http://127.0.0.1:1")
+	if !strings.Contains(second, "list page: ") || !strings.Contains(second, "×1") {
+		t.Errorf("the second run does not list its own failure:\n%s", tail(second, 2000))
+	}
+	other := run("other", "http://127.0.0.1:2")
+	if strings.Contains(other, "127.0.0.1:1") || !strings.Contains(other, "127.0.0.1:2") {
+		t.Errorf("another job's run lists the failures of the first:\n%s", tail(other, 2000))
 	}
 }

@@ -140,10 +140,26 @@ func failureReasons(ctx context.Context, cfg runConfig, job string, since time.T
 			counts[reasonOf(f)]++
 		}
 	}
+	if cfg.failures != nil && *cfg.failures != nil {
+		// The file holds a page's first failure only: count this run's.
+		inFile := total(counts)
+		counts = (*cfg.failures).counts()
+		if total(counts) > inFile {
+			where += "; a page that failed in an earlier run keeps that run's record there"
+		}
+	}
 	if len(counts) == 0 {
 		return "no failure was recorded (are the seeds right?)"
 	}
 	return fmt.Sprintf("failures by reason (every one is in %s):\n%s", where, listCounts(counts, maxReasons))
+}
+
+func total(counts map[string]float64) float64 {
+	n := 0.0
+	for _, v := range counts {
+		n += v
+	}
+	return n
 }
 
 // readFailures reads the job's failures from MongoDB or the failures
