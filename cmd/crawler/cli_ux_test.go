@@ -311,7 +311,7 @@ func TestClient_jobs(t *testing.T) {
 	submit := append([]string{"client", "submit", "--job", jobFile}, env.flags()...)
 	_, refusal, err := crawler(t, time.Minute, submit...)
 	if err == nil || !strings.Contains(refusal, "job cancelme finished") ||
-		!strings.Contains(refusal, "crawler client reset --job cancelme --yes") || !strings.Contains(refusal, "--force") {
+		!strings.Contains(refusal, "crawler client reset --prefix "+env.prefix+" --job cancelme --yes") || !strings.Contains(refusal, "--force") {
 		t.Errorf("resubmitting within the window: %v, stderr %q; want a refusal naming reset and --force", err, refusal)
 	}
 	if st, err := client.GetStatus(context.Background(), env.rdb, env.keys, "cancelme", 64); err != nil || st.State != "finished" {

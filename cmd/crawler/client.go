@@ -12,10 +12,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/crawler-dev/crawler/client"
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/internal/redact"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -80,6 +82,7 @@ func newSubmitCmd() *cobra.Command {
 				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), spec.Name)
+			warnNoCrew(cmd, rdb, cf)
 			return nil
 		},
 	}
@@ -154,6 +157,24 @@ func newStatusCmd() *cobra.Command {
 	f.BoolVar(&watch, "watch", false, "follow the job live until it is finished: progress, rate, ETA and a table per slave")
 	f.DurationVar(&timeout, "timeout", 10*time.Minute, "how long --wait and --watch wait")
 	return cmd
+}
+
+// warnNoCrew warns, on stderr, when no master or no slave serves the
+// Redis and prefix a job was submitted to: the job would wait silently
+// (every command defaults --redis to 127.0.0.1:6379).
+func warnNoCrew(cmd *cobra.Command, rdb redis.UniversalClient, cf clusterFlags) {
+	crew, err := client.GetCrew(cmd.Context(), rdb, cf.keys())
+	where := fmt.Sprintf("--redis %s --prefix %s", redact.URL(cf.redis), cf.prefix)
+	switch {
+	case err != nil:
+		return
+	case !crew.MasterRan:
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: no master is registered at %s (the defaults are %s and %s): "+
+			"the job waits until one starts there; check that the master has the same --redis and --prefix\n",
+			where, defaultRedis, cluster.DefaultPrefix)
+	case crew.Slaves == 0:
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: no slave is live at %s: the job waits until one starts there\n", where)
+	}
 }
 
 // storedNothing is the error of --wait and --watch for a job that

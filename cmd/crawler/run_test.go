@@ -181,3 +181,30 @@ func TestRun_sharedOutput(t *testing.T) {
 		t.Errorf("another job's run lists the failures of the first:\n%s", tail(other, 2000))
 	}
 }
+
+// TestClient_suggestionsCarryFlags (issue 18, item 4): a submission to a
+// Redis and prefix where no master ever ran says so, and the commands a
+// refusal suggests carry the --prefix given, so pasting them acts on the
+// same cluster.
+func TestClient_suggestionsCarryFlags(t *testing.T) {
+	_, base := serveSite(t, demosite.Options{Details: 5})
+	_, keys := testenv.Redis(t)
+	conn := []string{"--redis", testenv.RedisURL(), "--prefix", keys.Prefix}
+	jobFile := writeJob(t, "carried", base)
+
+	stdout, stderr, err := crawler(t, time.Minute, append([]string{"client", "submit", "--job", jobFile}, conn...)...)
+	if err != nil || !strings.Contains(stderr, "no master") || !strings.Contains(stderr, keys.Prefix) {
+		t.Errorf("submit where no master ever ran: %v\nstdout %s\nstderr %s; want a warning naming the prefix", err, stdout, stderr)
+	}
+	if _, _, err := crawler(t, time.Minute, append([]string{"client", "cancel", "--job", "carried"}, conn...)...); err != nil {
+		t.Fatalf("client cancel: %v", err)
+	}
+	out := filepath.Join(t.TempDir(), "items.jsonl")
+	if _, stderr, err := crawler(t, 2*time.Minute, append([]string{"run", "--job", jobFile, "-o", out, "--quiet"}, conn...)...); err != nil {
+		t.Fatalf("run: %v\n%s", err, tail(stderr, 2000))
+	}
+	_, stderr, err = crawler(t, time.Minute, append([]string{"client", "submit", "--job", jobFile}, conn...)...)
+	if want := "crawler client reset --prefix " + keys.Prefix + " --job carried --yes"; err == nil || !strings.Contains(stderr, want) {
+		t.Errorf("submitting again within the window: %v, stderr %q; want the suggestion %q", err, stderr, want)
+	}
+}
