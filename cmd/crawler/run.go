@@ -358,7 +358,7 @@ func runStore(ctx context.Context, a *app, cfg runConfig, spec *cluster.JobSpec)
 	if cfg.mongo != "" {
 		m, err := openMongo(ctx, cfg.mongo)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, mongoHint(err, "without --mongo, run writes the items to the -o file")
 		}
 		return m, func() { _ = m.Close(context.Background()) }, nil
 	}
