@@ -31,6 +31,11 @@ type Options struct {
 	CacheFor time.Duration
 	// Timeout bounds the reading of one snapshot. Default 5s.
 	Timeout time.Duration
+	// AllowedHosts are the host names, besides IP addresses, localhost,
+	// Addr's host and this machine's name, that a request's Host header
+	// may give (the names operators reach the page by). Any other is
+	// refused with 421: DNS rebinding.
+	AllowedHosts []string
 	// Logger receives the server's own failures; nil means none.
 	Logger *zap.Logger
 }
@@ -79,7 +84,7 @@ func New(src Source, opts Options) (*Server, error) {
 		log = zap.NewNop()
 	}
 	return &Server{
-		srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute},
+		srv: &http.Server{Handler: checkHost(h, opts), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute},
 		ln:  ln,
 		log: log.Named("statuspage"),
 	}, nil

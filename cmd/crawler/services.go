@@ -91,7 +91,7 @@ func instrument(rdb redis.UniversalClient, reg *metrics.Registry, role metrics.R
 
 // statusPage serves the status page on addr as a service; nil when addr
 // is empty.
-func statusPage(rdb redis.UniversalClient, cf clusterFlags, addr string, log *zap.Logger) (service, error) {
+func statusPage(rdb redis.UniversalClient, cf clusterFlags, addr string, hosts []string, log *zap.Logger) (service, error) {
 	if addr == "" {
 		return nil, nil
 	}
@@ -102,7 +102,7 @@ func statusPage(rdb redis.UniversalClient, cf clusterFlags, addr string, log *za
 		return nil, fmt.Errorf("--http: %w", err)
 	}
 	so := statuspage.DefaultOptions()
-	so.Addr, so.Logger = listenAddr(addr), log
+	so.Addr, so.Logger, so.AllowedHosts = listenAddr(addr), log, hosts
 	srv, err := statuspage.New(src, so)
 	if err != nil {
 		return nil, fmt.Errorf("--http: %w", fieldFlags{"Addr": "http"}.name(err))
