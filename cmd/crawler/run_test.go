@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -206,5 +208,27 @@ func TestClient_suggestionsCarryFlags(t *testing.T) {
 	_, stderr, err = crawler(t, time.Minute, append([]string{"client", "submit", "--job", jobFile}, conn...)...)
 	if want := "crawler client reset --prefix " + keys.Prefix + " --job carried --yes"; err == nil || !strings.Contains(stderr, want) {
 		t.Errorf("submitting again within the window: %v, stderr %q; want the suggestion %q", err, stderr, want)
+	}
+}
+
+// TestDemo_quietSaysWhereFailuresGo (issue 18, item 5): with the items on
+// stdout and --quiet, the failures still go to a file, and stderr says
+// which.
+func TestDemo_quietSaysWhereFailuresGo(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary(t), "demo", "--details", "120", "-o", "-", "--quiet")
+	cmd.Env, cmd.Dir = cleanEnv(), dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("demo -o - --quiet: %v\n%s", err, tail(stderr.String(), 2000))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "failed.jsonl")); err != nil {
+		t.Fatalf("the demo's gone page was not recorded in failed.jsonl: %v", err)
+	}
+	if !strings.Contains(stderr.String(), "failures: failed.jsonl") {
+		t.Errorf("stderr does not say where the failures went:\n%s", tail(stderr.String(), 2000))
 	}
 }

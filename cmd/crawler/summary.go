@@ -42,8 +42,12 @@ func printRunSummary(w io.Writer, cfg runConfig, st *client.Status, reg *metrics
 		fmt.Fprintf(tw, "  failures\t%s\n", joinCounts(stats.failures))
 	}
 	_ = tw.Flush()
-	if cfg.mongo == "" && cfg.output != "-" {
-		fmt.Fprintf(w, "items: %s", cfg.output)
+	if cfg.mongo == "" {
+		items := cfg.output
+		if cfg.itemsOnStdout() {
+			items = "stdout"
+		}
+		fmt.Fprintf(w, "items: %s", items)
 		if st.Counters.Failed+st.Counters.ListFailed+st.Counters.Skipped > 0 {
 			fmt.Fprintf(w, "  failures: %s", store.FailuresPath(cfg.output))
 		}
