@@ -333,3 +333,47 @@ func TestClient_jobs(t *testing.T) {
 	}
 	env.submit(t, "cancelme", jobFile) // reset, then submit: what the refusal said to do
 }
+
+// TestRun_resume (issue 18, item 9): a run on a real Redis, interrupted,
+// is resumed by the same command, as its message says: the rerun is not
+// refused as "already pending or running", and ends with every page.
+func TestRun_resume(t *testing.T) {
+	site, base := serveSite(t, demosite.Options{Details: 150, Delay: 50 * time.Millisecond})
+	_, keys := testenv.Redis(t)
+	out := filepath.Join(t.TempDir(), "items.jsonl")
+	args := []string{"--job", writeJob(t, "resumed", base), "-o", out, "--concurrency", "2", "--slaves", "1",
+		"--redis", testenv.RedisURL(), "--prefix", keys.Prefix}
+	p := start(t, "run", append([]string{"run"}, args...)...)
+	testenv.Eventually(t, time.Minute, "some items stored", func() bool {
+		b, _ := os.ReadFile(out)
+		return bytes.Count(b, []byte("\n")) >= 5
+	})
+	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.done:
+	case <-time.After(time.Minute):
+		t.Fatal("run did not exit within a minute of Ctrl-C")
+	}
+	if !strings.Contains(p.out.String(), "run again with the same --redis to resume") {
+		t.Fatalf("the interrupted run does not say how to resume:\n%s", tail(p.out.String(), 1500))
+	}
+	stdout, stderr, err := crawler(t, 3*time.Minute, append([]string{"run", "--quiet"}, args...)...)
+	if err != nil {
+		t.Fatalf("the resumed run: %v\nstdout %s\nstderr %s", err, tail(stdout, 1500), tail(stderr, 1500))
+	}
+	stored := 0
+	for _, o := range site.Expected() {
+		if o == demosite.Stored {
+			stored++
+		}
+	}
+	seen := map[string]bool{}
+	for _, it := range readItems(t, out) {
+		seen[it.URL] = true
+	}
+	if len(seen) != stored {
+		t.Errorf("after the resume the file holds %d pages, want %d", len(seen), stored)
+	}
+}

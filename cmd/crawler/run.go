@@ -208,6 +208,18 @@ func runOutcome(ctx context.Context, cfg runConfig, spec *cluster.JobSpec, st *c
 	return nil
 }
 
+// submitOrResume submits spec, or, on a Redis of the user's (--redis)
+// where the job is still pending or running (a run interrupted), resumes
+// it: this run's master takes the job over where the last one left it.
+func submitOrResume(ctx context.Context, a *app, cfg runConfig, rdb redis.UniversalClient, keys cluster.Keys, spec *cluster.JobSpec) error {
+	err := client.Submit(ctx, rdb, keys, spec)
+	if cfg.redis == "" || !errors.Is(err, client.ErrJobActive) {
+		return err
+	}
+	a.logger.Info("resuming the job where the last run left it (as it was submitted then)", zap.String("job", spec.Name))
+	return nil
+}
+
 // firstSeed is the job's first seed URL, for a suggestion.
 func firstSeed(spec *cluster.JobSpec) string {
 	if len(spec.Seeds) == 0 {
@@ -255,7 +267,7 @@ func runAllInOne(ctx context.Context, a *app, cfg runConfig, spec *cluster.JobSp
 	if err := client.WaitSlaves(ctx, rdb, keys, cfg.slaves); err != nil {
 		return nil, "", err
 	}
-	if err := client.Submit(ctx, rdb, keys, spec); err != nil {
+	if err := submitOrResume(ctx, a, cfg, rdb, keys, spec); err != nil {
 		return nil, "", err
 	}
 	status, err := client.Wait(ctx, rdb, keys, spec.Name, cluster.DefaultMaxSlaves, 250*time.Millisecond, con.show)
