@@ -235,18 +235,7 @@ func TestRun_interrupt(t *testing.T) {
 	_, base := serveSite(t, demosite.Options{Details: 400, Delay: 100 * time.Millisecond})
 	out := filepath.Join(t.TempDir(), "items.jsonl")
 	p := start(t, "run", "run", "--job", writeJob(t, "interrupted", base), "-o", out, "--concurrency", "2", "--slaves", "1")
-	testenv.Eventually(t, time.Minute, "some items stored", func() bool {
-		b, _ := os.ReadFile(out)
-		return bytes.Count(b, []byte("\n")) >= 5
-	})
-	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-p.done:
-	case <-time.After(time.Minute):
-		t.Fatal("run did not exit within a minute of Ctrl-C")
-	}
+	interruptAfterItems(t, p, out)
 	output := p.out.String()
 	if p.cmd.ProcessState.ExitCode() == 0 {
 		t.Error("an interrupted run exited 0")
@@ -344,18 +333,7 @@ func TestRun_resume(t *testing.T) {
 	args := []string{"--job", writeJob(t, "resumed", base), "-o", out, "--concurrency", "2", "--slaves", "1",
 		"--redis", testenv.RedisURL(), "--prefix", keys.Prefix}
 	p := start(t, "run", append([]string{"run"}, args...)...)
-	testenv.Eventually(t, time.Minute, "some items stored", func() bool {
-		b, _ := os.ReadFile(out)
-		return bytes.Count(b, []byte("\n")) >= 5
-	})
-	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-p.done:
-	case <-time.After(time.Minute):
-		t.Fatal("run did not exit within a minute of Ctrl-C")
-	}
+	interruptAfterItems(t, p, out)
 	if !strings.Contains(p.out.String(), "run again with the same --redis to resume") {
 		t.Fatalf("the interrupted run does not say how to resume:\n%s", tail(p.out.String(), 1500))
 	}
@@ -375,5 +353,23 @@ func TestRun_resume(t *testing.T) {
 	}
 	if len(seen) != stored {
 		t.Errorf("after the resume the file holds %d pages, want %d", len(seen), stored)
+	}
+}
+
+// interruptAfterItems presses Ctrl-C on the run p once out holds five
+// items, and waits for it to exit.
+func interruptAfterItems(t *testing.T, p *proc, out string) {
+	t.Helper()
+	testenv.Eventually(t, time.Minute, "some items stored", func() bool {
+		b, _ := os.ReadFile(out)
+		return bytes.Count(b, []byte("\n")) >= 5
+	})
+	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.done:
+	case <-time.After(time.Minute):
+		t.Fatal("run did not exit within a minute of Ctrl-C")
 	}
 }
