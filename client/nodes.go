@@ -31,3 +31,30 @@ func WaitSlaves(ctx context.Context, rdb redis.UniversalClient, keys cluster.Key
 		}
 	}
 }
+
+// Crew is who serves a cluster, as a client can tell from Redis.
+type Crew struct {
+	// MasterRan is true once a master has run under the cluster's prefix
+	// (it records the cluster's routing config).
+	MasterRan bool
+	// Slaves is how many slaves are live.
+	Slaves int
+}
+
+// GetCrew reads who serves the cluster under keys: a submission to a
+// Redis or prefix that no master serves would wait silently.
+func GetCrew(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys) (Crew, error) {
+	n, err := rdb.Exists(ctx, keys.Nodes().Config()).Result()
+	if err != nil {
+		return Crew{}, fmt.Errorf("read the cluster's config: %w", err)
+	}
+	reg, err := membership.New(rdb, keys, membership.Options{})
+	if err != nil {
+		return Crew{}, err
+	}
+	t, err := reg.Snapshot(ctx)
+	if err != nil {
+		return Crew{}, fmt.Errorf("read the node table: %w", err)
+	}
+	return Crew{MasterRan: n > 0, Slaves: len(t.Nodes)}, nil
+}

@@ -72,6 +72,25 @@ func (c Counters) Settled() int64 {
 	return c.Stored + c.Failed + c.Skipped + c.Duplicates + c.Cancelled
 }
 
+// NothingStored says why a job stored nothing, in the words of its job
+// file, or returns "" when it stored an item.
+func (c Counters) NothingStored() string {
+	switch {
+	case c.Stored > 0:
+		return ""
+	case c.ListPages == 0:
+		return "no list page could be fetched"
+	case c.Discovered == 0:
+		return fmt.Sprintf("no link on the %d list pages fetched matched detail_link", c.ListPages)
+	case c.Duplicates == c.Discovered:
+		return fmt.Sprintf("every one of the %d detail pages discovered was a duplicate of a page crawled before, within dedup.window", c.Discovered)
+	case c.Cancelled > 0 && c.Failed+c.Skipped == 0:
+		return fmt.Sprintf("the job was cancelled before a detail page was stored (%d discovered)", c.Discovered)
+	}
+	return fmt.Sprintf("no detail page could be stored (%d failed, %d skipped, %d duplicates, %d cancelled of %d discovered)",
+		c.Failed, c.Skipped, c.Duplicates, c.Cancelled, c.Discovered)
+}
+
 // SlaveCounts are one slave's share of a job.
 type SlaveCounts struct {
 	Routed   int64 `json:"routed"`

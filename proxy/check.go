@@ -219,12 +219,30 @@ func (c *checker) judgeAnswer(p Proxy, resp *http.Response, body []byte, token s
 		return res
 	}
 	res.Anonymity = c.anonymity(r.Headers)
+	if c.sameHost(r.Addr) && c.minAnon != Elite {
+		// A gateway on our own host: the site sees our address through it
+		// whatever it forwards, and the operator listed it.
+		res.OK, res.Reason = true, SameHostNote
+		return res
+	}
 	if res.Anonymity.rank() < c.minAnon.rank() {
 		res.Reason, res.Hard = fmt.Sprintf("%s proxy, %s required", res.Anonymity, c.minAnon), true
 		return res
 	}
 	res.OK = true
 	return res
+}
+
+// SameHostNote is the Reason of a usable proxy on the crawler's own host,
+// which `client proxies` shows.
+const SameHostNote = "same host as the crawler (the site sees our address through it)"
+
+// sameHost reports whether the judge saw the proxied request come from
+// our own address: the proxy runs on the crawler's host.
+func (c *checker) sameHost(addr string) bool {
+	self, _ := c.selfIP.Load().(string)
+	host, _, err := net.SplitHostPort(addr)
+	return err == nil && self != "" && host == self
 }
 
 func (c *checker) anonymity(h http.Header) Anonymity {

@@ -24,7 +24,7 @@ func TestValidator_Round(t *testing.T) {
 	socks := start(proxytest.NewSOCKS5("", ""))
 	stall := start(proxytest.NewStall())
 	garbage := start(proxytest.NewGarbage())
-	transparent := start(proxytest.NewTransparent())
+	transparent := start(proxytest.NewTransparentElsewhere()) // on our host it would be accepted
 	closed, err := proxytest.ClosedPort()
 	if err != nil {
 		t.Fatal(err)

@@ -37,6 +37,11 @@ type Options struct {
 	// slave). Defaults 5s and 1h.
 	HistoryEvery time.Duration
 	HistoryKeep  time.Duration
+	// AllowedHosts are the host names, besides IP addresses, localhost,
+	// Addr's host and this machine's name, that a request's Host header
+	// may give (the names operators reach the page by). Any other is
+	// refused with 421: DNS rebinding.
+	AllowedHosts []string
 	// Logger receives the server's own failures; nil means none.
 	Logger *zap.Logger
 }
@@ -92,7 +97,7 @@ func New(src Source, opts Options) (*Server, error) {
 	}
 	return &Server{
 		h:   h,
-		srv: &http.Server{Handler: h.routes(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute},
+		srv: &http.Server{Handler: checkHost(h.routes(), opts), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute},
 		ln:  ln,
 		log: log.Named("statuspage"),
 	}, nil

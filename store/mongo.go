@@ -11,6 +11,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/topology"
 
 	"github.com/crawler-dev/crawler/internal/redact"
 )
@@ -41,7 +42,7 @@ func OpenMongo(ctx context.Context, uri string) (*Mongo, error) {
 	defer cancel()
 	if err := client.Ping(pingCtx, nil); err != nil {
 		_ = client.Disconnect(ctx)
-		return nil, fmt.Errorf("mongo ping %s: %w", Redact(uri), err)
+		return nil, unreachable(uri, err)
 	}
 	db := client.Database(dbName)
 	m := &Mongo{client: client, items: db.Collection("items"), failed: db.Collection("failed")}
@@ -50,6 +51,38 @@ func OpenMongo(ctx context.Context, uri string) (*Mongo, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// ErrUnreachable is returned by OpenMongo when no server of the URI
+// answered.
+var ErrUnreachable = errors.New("no MongoDB answered")
+
+// unreachable says which servers were tried and what each answered, in
+// place of the driver's server-selection error and topology dump.
+func unreachable(uri string, err error) error {
+	var sel topology.ServerSelectionError
+	if !errors.As(err, &sel) {
+		return fmt.Errorf("mongo ping %s: %w", Redact(uri), err)
+	}
+	tried := make([]string, 0, len(sel.Desc.Servers))
+	for _, s := range sel.Desc.Servers {
+		why := "no answer"
+		if s.LastError != nil {
+			why = lastCause(s.LastError)
+		}
+		tried = append(tried, fmt.Sprintf("%s: %s", s.Addr, why))
+	}
+	return fmt.Errorf("%w at %s (tried %s)", ErrUnreachable, Redact(uri), redact.Text(strings.Join(tried, "; "), uri))
+}
+
+// lastCause is the end of a chain of network errors, "connection
+// refused" rather than the dial's every layer.
+func lastCause(err error) string {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": "); i >= 0 && strings.HasPrefix(msg, "dial ") {
+		return msg[i+2:]
+	}
+	return msg
 }
 
 func (m *Mongo) ensureIndexes(ctx context.Context) error {

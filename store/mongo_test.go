@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -313,6 +314,27 @@ func TestRedact(t *testing.T) {
 	} {
 		if got := Redact(tc.in); got != tc.want {
 			t.Errorf("Redact(%s) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestOpenMongo_unreachable (issue 18, item 6): a MongoDB that does not
+// answer is ErrUnreachable, saying which address was tried and what it
+// answered, not the driver's raw server-selection error.
+func TestOpenMongo_unreachable(t *testing.T) {
+	_, err := OpenMongo(context.Background(), "mongodb://127.0.0.1:1/db?serverSelectionTimeoutMS=300")
+	if !errors.Is(err, ErrUnreachable) {
+		t.Fatalf("OpenMongo of a closed port: %v, want ErrUnreachable", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{"127.0.0.1:1", "connection refused"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q does not say %q", msg, want)
+		}
+	}
+	for _, raw := range []string{"topology", "server selection"} {
+		if strings.Contains(msg, raw) {
+			t.Errorf("error %q shows the driver's %q", msg, raw)
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/crawler-dev/crawler/internal/testenv"
 )
 
 // TestCLI_credentials (issue 8, defect 8): a --redis or --mongo URL that
@@ -111,5 +113,25 @@ func TestCLI_resultsOfUnknownJob(t *testing.T) {
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("results of an unknown job left %s (stat: %v)", out, err)
+	}
+}
+
+// TestCLI_mongoUnreachable (issue 18, item 6): a master whose MongoDB does
+// not answer says what it tried and that --output exists, not the
+// driver's server-selection error.
+func TestCLI_mongoUnreachable(t *testing.T) {
+	_, keys := testenv.Redis(t)
+	_, stderr, err := crawler(t, 3*time.Minute, "master", "--redis", testenv.RedisURL(), "--prefix", keys.Prefix,
+		"--mongo", "mongodb://127.0.0.1:1/db?serverSelectionTimeoutMS=300")
+	if err == nil {
+		t.Fatal("a master with an unreachable MongoDB started")
+	}
+	for _, want := range []string{"no MongoDB answered", "127.0.0.1:1", "--output"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, tail(stderr, 2000))
+		}
+	}
+	if strings.Contains(stderr, "topology") {
+		t.Errorf("stderr shows the driver's topology:\n%s", tail(stderr, 2000))
 	}
 }

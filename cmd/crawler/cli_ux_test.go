@@ -235,18 +235,7 @@ func TestRun_interrupt(t *testing.T) {
 	_, base := serveSite(t, demosite.Options{Details: 400, Delay: 100 * time.Millisecond})
 	out := filepath.Join(t.TempDir(), "items.jsonl")
 	p := start(t, "run", "run", "--job", writeJob(t, "interrupted", base), "-o", out, "--concurrency", "2", "--slaves", "1")
-	testenv.Eventually(t, time.Minute, "some items stored", func() bool {
-		b, _ := os.ReadFile(out)
-		return bytes.Count(b, []byte("\n")) >= 5
-	})
-	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-p.done:
-	case <-time.After(time.Minute):
-		t.Fatal("run did not exit within a minute of Ctrl-C")
-	}
+	interruptAfterItems(t, p, out)
 	output := p.out.String()
 	if p.cmd.ProcessState.ExitCode() == 0 {
 		t.Error("an interrupted run exited 0")
@@ -311,7 +300,7 @@ func TestClient_jobs(t *testing.T) {
 	submit := append([]string{"client", "submit", "--job", jobFile}, env.flags()...)
 	_, refusal, err := crawler(t, time.Minute, submit...)
 	if err == nil || !strings.Contains(refusal, "job cancelme finished") ||
-		!strings.Contains(refusal, "crawler client reset --job cancelme --yes") || !strings.Contains(refusal, "--force") {
+		!strings.Contains(refusal, "crawler client reset --prefix "+env.prefix+" --job cancelme --yes") || !strings.Contains(refusal, "--force") {
 		t.Errorf("resubmitting within the window: %v, stderr %q; want a refusal naming reset and --force", err, refusal)
 	}
 	if st, err := client.GetStatus(context.Background(), env.rdb, env.keys, "cancelme", 64); err != nil || st.State != "finished" {
@@ -332,4 +321,55 @@ func TestClient_jobs(t *testing.T) {
 		t.Errorf("%d keys of the job left after reset", n)
 	}
 	env.submit(t, "cancelme", jobFile) // reset, then submit: what the refusal said to do
+}
+
+// TestRun_resume (issue 18, item 9): a run on a real Redis, interrupted,
+// is resumed by the same command, as its message says: the rerun is not
+// refused as "already pending or running", and ends with every page.
+func TestRun_resume(t *testing.T) {
+	site, base := serveSite(t, demosite.Options{Details: 150, Delay: 50 * time.Millisecond})
+	_, keys := testenv.Redis(t)
+	out := filepath.Join(t.TempDir(), "items.jsonl")
+	args := []string{"--job", writeJob(t, "resumed", base), "-o", out, "--concurrency", "2", "--slaves", "1",
+		"--redis", testenv.RedisURL(), "--prefix", keys.Prefix}
+	p := start(t, "run", append([]string{"run"}, args...)...)
+	interruptAfterItems(t, p, out)
+	if !strings.Contains(p.out.String(), "run again with the same --redis to resume") {
+		t.Fatalf("the interrupted run does not say how to resume:\n%s", tail(p.out.String(), 1500))
+	}
+	stdout, stderr, err := crawler(t, 3*time.Minute, append([]string{"run", "--quiet"}, args...)...)
+	if err != nil {
+		t.Fatalf("the resumed run: %v\nstdout %s\nstderr %s", err, tail(stdout, 1500), tail(stderr, 1500))
+	}
+	stored := 0
+	for _, o := range site.Expected() {
+		if o == demosite.Stored {
+			stored++
+		}
+	}
+	seen := map[string]bool{}
+	for _, it := range readItems(t, out) {
+		seen[it.URL] = true
+	}
+	if len(seen) != stored {
+		t.Errorf("after the resume the file holds %d pages, want %d", len(seen), stored)
+	}
+}
+
+// interruptAfterItems presses Ctrl-C on the run p once out holds five
+// items, and waits for it to exit.
+func interruptAfterItems(t *testing.T, p *proc, out string) {
+	t.Helper()
+	testenv.Eventually(t, time.Minute, "some items stored", func() bool {
+		b, _ := os.ReadFile(out)
+		return bytes.Count(b, []byte("\n")) >= 5
+	})
+	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.done:
+	case <-time.After(time.Minute):
+		t.Fatal("run did not exit within a minute of Ctrl-C")
+	}
 }

@@ -12,10 +12,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/crawler-dev/crawler/client"
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/internal/redact"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -80,6 +82,7 @@ func newSubmitCmd() *cobra.Command {
 				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), spec.Name)
+			warnNoCrew(cmd, rdb, cf)
 			return nil
 		},
 	}
@@ -140,6 +143,9 @@ func newStatusCmd() *cobra.Command {
 			if errors.Is(err, context.DeadlineExceeded) {
 				return fmt.Errorf("job %s not finished within --timeout %s", job, timeout)
 			}
+			if err == nil && (wait || watch) && st != nil {
+				return storedNothing(st)
+			}
 			return err
 		},
 	}
@@ -147,10 +153,40 @@ func newStatusCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&job, "job", "", "job name")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
-	f.BoolVar(&wait, "wait", false, "wait until the job is finished (exit 0) or --timeout passes (exit 1)")
+	f.BoolVar(&wait, "wait", false, "wait until the job is finished (exit 0; 1 if it stored nothing) or --timeout passes (exit 1)")
 	f.BoolVar(&watch, "watch", false, "follow the job live until it is finished: progress, rate, ETA and a table per slave")
 	f.DurationVar(&timeout, "timeout", 10*time.Minute, "how long --wait and --watch wait")
 	return cmd
+}
+
+// warnNoCrew warns, on stderr, when no master or no slave serves the
+// Redis and prefix a job was submitted to: the job would wait silently
+// (every command defaults --redis to 127.0.0.1:6379).
+func warnNoCrew(cmd *cobra.Command, rdb redis.UniversalClient, cf clusterFlags) {
+	crew, err := client.GetCrew(cmd.Context(), rdb, cf.keys())
+	where := fmt.Sprintf("--redis %s --prefix %s", redact.URL(cf.redis), cf.prefix)
+	switch {
+	case err != nil:
+		return
+	case !crew.MasterRan:
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: no master is registered at %s (the defaults are %s and %s): "+
+			"the job waits until one starts there; check that the master has the same --redis and --prefix\n",
+			where, defaultRedis, cluster.DefaultPrefix)
+	case crew.Slaves == 0:
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: no slave is live at %s: the job waits until one starts there\n", where)
+	}
+}
+
+// storedNothing is the error of --wait and --watch for a job that
+// finished without storing an item: saying why, and where the failures
+// are.
+func storedNothing(st *client.Status) error {
+	why := st.Counters.NothingStored()
+	if why == "" {
+		return nil
+	}
+	return fmt.Errorf("job %s %s and stored nothing: %s; its failures are in the failed collection (with --output, in each slave's .failed.jsonl file)",
+		st.Job, stateText(st), why)
 }
 
 func printStatus(w io.Writer, st *client.Status, asJSON bool) {

@@ -34,8 +34,9 @@ func checkPreviousRun(cmd *cobra.Command, rdb redis.UniversalClient, cf clusterF
 		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s (--force: submitting anyway).\n", what)
 		return nil
 	}
-	return fmt.Errorf("%s.\n  To crawl everything again: crawler client reset --job %s --yes, then submit.\n"+
-		"  To submit anyway, knowing most pages will be duplicates: add --force", what, spec.Name)
+	return fmt.Errorf("%s.\n  To crawl everything again: %s, then submit.\n"+
+		"  To submit anyway, knowing most pages will be duplicates: add --force", what,
+		cf.command("client reset", "--job", spec.Name, "--yes"))
 }
 
 func newJobsCmd() *cobra.Command {

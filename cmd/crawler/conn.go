@@ -213,6 +213,9 @@ func openMongo(ctx context.Context, uri string) (*store.Mongo, error) {
 		return nil, fmt.Errorf("--mongo: %s", badURL(uri, err, parseMongo))
 	}
 	m, err := store.OpenMongo(ctx, uri)
+	if errors.Is(err, store.ErrUnreachable) {
+		return nil, fmt.Errorf("--mongo: %w", err) // its URI redacted already
+	}
 	if err != nil {
 		return nil, fmt.Errorf("--mongo: %s", redactErr(err, uri))
 	}

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/internal/redact"
 )
 
 // clusterFlags are the flags every process of one cluster must agree on.
@@ -26,6 +29,39 @@ func (c *clusterFlags) register(cmd *cobra.Command) {
 }
 
 func (c *clusterFlags) keys() cluster.Keys { return cluster.Keys{Prefix: c.prefix} }
+
+// command is a crawler command line to suggest to the user, with the
+// cluster flags they gave (the password hidden), so that pasting it acts
+// on the same cluster: "crawler client reset --redis ... --job news --yes".
+// path is the subcommand ("client reset"), args what follows the flags.
+func (c *clusterFlags) command(path string, args ...string) string {
+	parts := append([]string{"crawler", path}, c.args()...)
+	return strings.Join(append(parts, args...), " ")
+}
+
+// args are the cluster flags that differ from their defaults.
+func (c *clusterFlags) args() []string {
+	var out []string
+	if c.redis != "" && c.redis != defaultRedis {
+		out = append(out, "--redis", shellQuote(redact.URL(c.redis)))
+	}
+	if c.prefix != cluster.DefaultPrefix {
+		out = append(out, "--prefix", shellQuote(c.prefix))
+	}
+	if c.maxSlaves != 0 && c.maxSlaves != cluster.DefaultMaxSlaves {
+		out = append(out, "--max-slaves", strconv.Itoa(c.maxSlaves))
+	}
+	return out
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but plain
+// characters.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@,+=") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
 
 // errNoJob is the error of a client command given no --job.
 var errNoJob = errors.New("--job: a job name is required")

@@ -22,6 +22,7 @@ type masterConfig struct {
 	mongo  string
 	output string
 	http   string
+	hosts  []string // --http-host
 	mf     metricsFlag
 	pf     proxyFlags
 	opts   master.Options
@@ -57,6 +58,7 @@ func newMasterCmd(a *app) *cobra.Command {
 	f.StringVar(&c.mongo, "mongo", defaultMongo, "MongoDB URI; the path names the database")
 	f.StringVar(&c.output, "output", "", "write failures to this JSON Lines file instead of MongoDB")
 	f.StringVar(&c.http, "http", "", "serve the status page and its JSON API on this address (e.g. 127.0.0.1:8090; a bare port means 127.0.0.1, 0.0.0.0:PORT every interface); empty: off")
+	f.StringArrayVar(&c.hosts, "http-host", nil, "a host name the status page answers to besides IP addresses, localhost and this machine's name (repeatable); any other Host is refused (DNS rebinding)")
 	f.StringVar(&c.opts.ID, "id", c.opts.ID, "name of this master in job leases and logs")
 	f.IntVar(&c.opts.ListConcurrency, "list-concurrency", c.opts.ListConcurrency, "most list pages fetched at once (each host's budget decides how many go to it)")
 	f.StringVar(&c.opts.AssignMode, "assign-mode", c.opts.AssignMode, "second level of the assigner: rendezvous or paper (the same on every master)")
@@ -84,7 +86,7 @@ func runMaster(ctx context.Context, a *app, c masterConfig) error {
 	if err != nil {
 		return masterFlags.name(err)
 	}
-	page, err := statusPage(p.rdb, c.cf, c.http, a.logger)
+	page, err := statusPage(p.rdb, c.cf, c.http, c.hosts, a.logger)
 	if err != nil {
 		return err
 	}

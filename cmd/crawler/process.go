@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -49,10 +50,19 @@ func openProcess(ctx context.Context, cf clusterFlags, mongoURI, output string) 
 	m, err := openMongo(ctx, mongoURI)
 	if err != nil {
 		rdb.Close()
-		return nil, err
+		return nil, mongoHint(err, "without MongoDB, give --output FILE to write to JSON Lines files instead")
 	}
 	p.mongo, p.store = m, m
 	return p, nil
+}
+
+// mongoHint adds what to do instead to the error of a MongoDB that did
+// not answer.
+func mongoHint(err error, hint string) error {
+	if errors.Is(err, store.ErrUnreachable) {
+		return fmt.Errorf("%w; %s", err, hint)
+	}
+	return err
 }
 
 // close closes the store, then Redis; a failure to write the file's last

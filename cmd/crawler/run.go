@@ -39,6 +39,9 @@ type runConfig struct {
 	prefix      string
 	quiet       bool
 	metrics     metricsFlag
+	// failures, set by crawlHere, tallies this run's failures when they
+	// go to a file (runStore fills it).
+	failures **runFailures
 }
 
 func (c *runConfig) register(cmd *cobra.Command, defaultOutput string) {
@@ -129,6 +132,7 @@ func crawlHere(cmd *cobra.Command, a *app, cfg runConfig, spec *cluster.JobSpec,
 		return err
 	}
 	started := time.Now()
+	cfg.failures = new(*runFailures)
 	st, redisUsed, err := runAllInOne(ctx, a, cfg, spec, reg, con)
 	con.done()
 	if st != nil {
@@ -191,15 +195,40 @@ func runOutcome(ctx context.Context, cfg runConfig, spec *cluster.JobSpec, st *c
 	if err != nil {
 		return err
 	}
-	c := st.Counters
+	why := st.Counters.NothingStored()
 	switch {
-	case c.Stored == 0 && c.ListPages == 0:
+	case why == "":
+	case st.Counters.ListPages == 0:
 		return fmt.Errorf("nothing could be fetched; %s", failureReasons(ctx, cfg, spec.Name, started))
-	case c.Stored == 0 && c.Failed+c.Skipped > 0:
-		return fmt.Errorf("no detail page could be stored (%d failed, %d skipped of %d discovered); %s",
-			c.Failed, c.Skipped, c.Discovered, failureReasons(ctx, cfg, spec.Name, started))
+	case st.Counters.Discovered == 0 && spec.DetailLink != nil:
+		return fmt.Errorf("nothing stored: %s (css %q); try the job's selectors on a list page with `crawler check --job <job file> --url %s`",
+			why, spec.DetailLink.CSS, firstSeed(spec))
+	case st.Counters.Failed+st.Counters.Skipped == 0:
+		return fmt.Errorf("nothing stored: %s", why)
+	default:
+		return fmt.Errorf("%s; %s", why, failureReasons(ctx, cfg, spec.Name, started))
 	}
 	return nil
+}
+
+// submitOrResume submits spec, or, on a Redis of the user's (--redis)
+// where the job is still pending or running (a run interrupted), resumes
+// it: this run's master takes the job over where the last one left it.
+func submitOrResume(ctx context.Context, a *app, cfg runConfig, rdb redis.UniversalClient, keys cluster.Keys, spec *cluster.JobSpec) error {
+	err := client.Submit(ctx, rdb, keys, spec)
+	if cfg.redis == "" || !errors.Is(err, client.ErrJobActive) {
+		return err
+	}
+	a.logger.Info("resuming the job where the last run left it (as it was submitted then)", zap.String("job", spec.Name))
+	return nil
+}
+
+// firstSeed is the job's first seed URL, for a suggestion.
+func firstSeed(spec *cluster.JobSpec) string {
+	if len(spec.Seeds) == 0 {
+		return "URL"
+	}
+	return spec.Seeds[0]
 }
 
 // runAllInOne submits spec and crawls it to the end in this process.
@@ -241,7 +270,7 @@ func runAllInOne(ctx context.Context, a *app, cfg runConfig, spec *cluster.JobSp
 	if err := client.WaitSlaves(ctx, rdb, keys, cfg.slaves); err != nil {
 		return nil, "", err
 	}
-	if err := client.Submit(ctx, rdb, keys, spec); err != nil {
+	if err := submitOrResume(ctx, a, cfg, rdb, keys, spec); err != nil {
 		return nil, "", err
 	}
 	status, err := client.Wait(ctx, rdb, keys, spec.Name, cluster.DefaultMaxSlaves, 250*time.Millisecond, con.show)
@@ -344,7 +373,7 @@ func runStore(ctx context.Context, a *app, cfg runConfig, spec *cluster.JobSpec)
 	if cfg.mongo != "" {
 		m, err := openMongo(ctx, cfg.mongo)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, mongoHint(err, "without --mongo, run writes the items to the -o file")
 		}
 		return m, func() { _ = m.Close(context.Background()) }, nil
 	}
@@ -359,7 +388,11 @@ func runStore(ctx context.Context, a *app, cfg runConfig, spec *cluster.JobSpec)
 		}
 		a.logger.Info(fmt.Sprintf("%s already holds %d items: %s; pages already in it get no second line", cfg.output, n, how))
 	}
-	return j, func() {
+	tally := newRunFailures(j)
+	if cfg.failures != nil {
+		*cfg.failures = tally
+	}
+	return tally, func() {
 		if err := j.Close(); err != nil {
 			a.logger.Error("close items file", zap.Error(err))
 		}

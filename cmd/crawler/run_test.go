@@ -1,13 +1,17 @@
 package main
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/crawler-dev/crawler/internal/demosite"
+	"github.com/crawler-dev/crawler/internal/testenv"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -110,5 +114,121 @@ func TestDemo(t *testing.T) {
 	}
 	if n := len(readItems(t, out)); n != 119 {
 		t.Errorf("%d items in %s, want 119", n, out)
+	}
+}
+
+// TestRun_nothingStored (issue 18, item 2): a job whose detail_link matches
+// nothing fetches its list pages and stores nothing: run exits non-zero
+// saying why, and client status --wait on the finished job says it stored
+// nothing and exits non-zero too.
+func TestRun_nothingStored(t *testing.T) {
+	_, base := serveSite(t, demosite.Options{Details: 20})
+	job := strings.Replace(demosite.JobYAML("empty", base), `{css: ".item a"`, `{css: ".no-such-class a"`, 1)
+	if !strings.Contains(job, "no-such-class") {
+		t.Fatalf("the demo job's detail_link changed:\n%s", job)
+	}
+	jobFile := filepath.Join(t.TempDir(), "empty.yaml")
+	if err := os.WriteFile(jobFile, []byte(job), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, keys := testenv.Redis(t)
+	conn := []string{"--redis", testenv.RedisURL(), "--prefix", keys.Prefix}
+	out := filepath.Join(t.TempDir(), "items.jsonl")
+	stdout, stderr, err := crawler(t, 3*time.Minute, append([]string{"run", "--job", jobFile, "-o", out, "--log-level", "warn"}, conn...)...)
+	if err == nil {
+		t.Fatalf("crawler run of a job that stores nothing exited 0\nstdout %s\nstderr %s", stdout, tail(stderr, 2000))
+	}
+	if !strings.Contains(stderr, "detail_link") {
+		t.Errorf("run's error does not say that detail_link matched nothing:\n%s", tail(stderr, 2000))
+	}
+	stdout, stderr, err = crawler(t, time.Minute, append([]string{"client", "status", "--job", "empty", "--wait"}, conn...)...)
+	if err == nil || !strings.Contains(stderr, "stored nothing") {
+		t.Errorf("client status --wait on a job that stored nothing: %v\nstdout %s\nstderr %s; want a non-zero exit saying it stored nothing", err, stdout, stderr)
+	}
+}
+
+// TestRun_sharedOutput (issue 18, item 14): runs that share an -o file
+// each list their own failures: the second run of a job whose page failed
+// in the first too lists it (a page's first failure record stays the
+// file's only one), and a run lists no failure of another job's run.
+func TestRun_sharedOutput(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "items.jsonl")
+	run := func(job, base string) string {
+		t.Helper()
+		_, stderr, err := crawler(t, 2*time.Minute, "run", "--job", writeJob(t, job, base), "-o", out, "--quiet")
+		if err == nil {
+			t.Fatalf("run of an unreachable seed exited 0")
+		}
+		return stderr
+	}
+	run("first", "http://127.0.0.1:1")
+	// The first run was an hour ago: age its records.
+	failed := store.FailuresPath(out)
+	b, err := os.ReadFile(failed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hourAgo := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339Nano)
+	aged := regexp.MustCompile(`"failed_at":"[^"]*"`).ReplaceAll(b, []byte(`"failed_at":"`+hourAgo+`"`))
+	if err := os.WriteFile(failed, aged, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	second := run("first", "http://127.0.0.1:1")
+	if !strings.Contains(second, "list page: ") || !strings.Contains(second, "×1") {
+		t.Errorf("the second run does not list its own failure:\n%s", tail(second, 2000))
+	}
+	other := run("other", "http://127.0.0.1:2")
+	if strings.Contains(other, "127.0.0.1:1") || !strings.Contains(other, "127.0.0.1:2") {
+		t.Errorf("another job's run lists the failures of the first:\n%s", tail(other, 2000))
+	}
+}
+
+// TestClient_suggestionsCarryFlags (issue 18, item 4): a submission to a
+// Redis and prefix where no master ever ran says so, and the commands a
+// refusal suggests carry the --prefix given, so pasting them acts on the
+// same cluster.
+func TestClient_suggestionsCarryFlags(t *testing.T) {
+	_, base := serveSite(t, demosite.Options{Details: 5})
+	_, keys := testenv.Redis(t)
+	conn := []string{"--redis", testenv.RedisURL(), "--prefix", keys.Prefix}
+	jobFile := writeJob(t, "carried", base)
+
+	stdout, stderr, err := crawler(t, time.Minute, append([]string{"client", "submit", "--job", jobFile}, conn...)...)
+	if err != nil || !strings.Contains(stderr, "no master") || !strings.Contains(stderr, keys.Prefix) {
+		t.Errorf("submit where no master ever ran: %v\nstdout %s\nstderr %s; want a warning naming the prefix", err, stdout, stderr)
+	}
+	if _, _, err := crawler(t, time.Minute, append([]string{"client", "cancel", "--job", "carried"}, conn...)...); err != nil {
+		t.Fatalf("client cancel: %v", err)
+	}
+	out := filepath.Join(t.TempDir(), "items.jsonl")
+	if _, stderr, err := crawler(t, 2*time.Minute, append([]string{"run", "--job", jobFile, "-o", out, "--quiet"}, conn...)...); err != nil {
+		t.Fatalf("run: %v\n%s", err, tail(stderr, 2000))
+	}
+	_, stderr, err = crawler(t, time.Minute, append([]string{"client", "submit", "--job", jobFile}, conn...)...)
+	if want := "crawler client reset --prefix " + keys.Prefix + " --job carried --yes"; err == nil || !strings.Contains(stderr, want) {
+		t.Errorf("submitting again within the window: %v, stderr %q; want the suggestion %q", err, stderr, want)
+	}
+}
+
+// TestDemo_quietSaysWhereFailuresGo (issue 18, item 5): with the items on
+// stdout and --quiet, the failures still go to a file, and stderr says
+// which.
+func TestDemo_quietSaysWhereFailuresGo(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary(t), "demo", "--details", "120", "-o", "-", "--quiet")
+	cmd.Env, cmd.Dir = cleanEnv(), dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("demo -o - --quiet: %v\n%s", err, tail(stderr.String(), 2000))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "failed.jsonl")); err != nil {
+		t.Fatalf("the demo's gone page was not recorded in failed.jsonl: %v", err)
+	}
+	if !strings.Contains(stderr.String(), "failures: failed.jsonl") {
+		t.Errorf("stderr does not say where the failures went:\n%s", tail(stderr.String(), 2000))
 	}
 }

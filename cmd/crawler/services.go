@@ -91,7 +91,7 @@ func instrument(rdb redis.UniversalClient, reg *metrics.Registry, role metrics.R
 
 // statusPage serves the status page on addr as a service; nil when addr
 // is empty.
-func statusPage(rdb redis.UniversalClient, cf clusterFlags, addr string, log *zap.Logger) (service, error) {
+func statusPage(rdb redis.UniversalClient, cf clusterFlags, addr string, hosts []string, log *zap.Logger) (service, error) {
 	if addr == "" {
 		return nil, nil
 	}
@@ -102,7 +102,7 @@ func statusPage(rdb redis.UniversalClient, cf clusterFlags, addr string, log *za
 		return nil, fmt.Errorf("--http: %w", err)
 	}
 	so := statuspage.DefaultOptions()
-	so.Addr, so.Logger = listenAddr(addr), log
+	so.Addr, so.Logger, so.AllowedHosts = listenAddr(addr), log, hosts
 	srv, err := statuspage.New(src, so)
 	if err != nil {
 		return nil, fmt.Errorf("--http: %w", fieldFlags{"Addr": "http"}.name(err))
@@ -119,11 +119,12 @@ type proxyFlags struct {
 	judgeListen string
 	min, max    int
 	refill      time.Duration
+	anonymity   string
 }
 
 // proxyFlagNames maps proxy.Options fields to their flags.
 var proxyFlagNames = fieldFlags{"Sources": "proxy-source", "CheckURL": "proxy-check-url", "JudgeURL": "proxy-judge-url",
-	"MinSize": "proxy-min", "MaxSize": "proxy-max", "RefillInterval": "proxy-refill"}
+	"MinSize": "proxy-min", "MaxSize": "proxy-max", "RefillInterval": "proxy-refill", "MinAnonymity": "proxy-anonymity"}
 
 func (p *proxyFlags) register(cmd *cobra.Command) {
 	d := proxy.DefaultOptions()
@@ -135,6 +136,7 @@ func (p *proxyFlags) register(cmd *cobra.Command) {
 	f.IntVar(&p.min, "proxy-min", d.MinSize, "read the sources again while fewer proxies are usable")
 	f.IntVar(&p.max, "proxy-max", d.MaxSize, "the most proxies the pool keeps")
 	f.DurationVar(&p.refill, "proxy-refill", d.RefillInterval, "how often the sources are read again while fewer than --proxy-min proxies are usable")
+	f.StringVar(&p.anonymity, "proxy-anonymity", string(d.MinAnonymity), "the least anonymity the judge must see: transparent (passes our address on), anonymous (says it is a proxy) or elite; below elite, a proxy on this host is accepted")
 }
 
 // validator returns the pool's validator as a service, and the judge it
@@ -146,6 +148,7 @@ func (p *proxyFlags) validator(rdb redis.UniversalClient, keys cluster.Keys, reg
 	opts := proxy.DefaultOptions()
 	opts.Sources, opts.CheckURL, opts.JudgeURL = p.sources, p.checkURL, p.judgeURL
 	opts.MinSize, opts.MaxSize, opts.RefillInterval, opts.Logger = p.min, p.max, p.refill, log
+	opts.MinAnonymity = proxy.Anonymity(p.anonymity)
 	var judge *proxy.JudgeServer
 	if p.judgeListen != "" {
 		j, err := proxy.ServeJudge(listenAddr(p.judgeListen))

@@ -42,8 +42,12 @@ func printRunSummary(w io.Writer, cfg runConfig, st *client.Status, reg *metrics
 		fmt.Fprintf(tw, "  failures\t%s\n", joinCounts(stats.failures))
 	}
 	_ = tw.Flush()
-	if cfg.mongo == "" && cfg.output != "-" {
-		fmt.Fprintf(w, "items: %s", cfg.output)
+	if cfg.mongo == "" {
+		items := cfg.output
+		if cfg.itemsOnStdout() {
+			items = "stdout"
+		}
+		fmt.Fprintf(w, "items: %s", items)
 		if st.Counters.Failed+st.Counters.ListFailed+st.Counters.Skipped > 0 {
 			fmt.Fprintf(w, "  failures: %s", store.FailuresPath(cfg.output))
 		}
@@ -140,10 +144,26 @@ func failureReasons(ctx context.Context, cfg runConfig, job string, since time.T
 			counts[reasonOf(f)]++
 		}
 	}
+	if cfg.failures != nil && *cfg.failures != nil {
+		// The file holds a page's first failure only: count this run's.
+		inFile := total(counts)
+		counts = (*cfg.failures).counts()
+		if total(counts) > inFile {
+			where += "; a page that failed in an earlier run keeps that run's record there"
+		}
+	}
 	if len(counts) == 0 {
 		return "no failure was recorded (are the seeds right?)"
 	}
 	return fmt.Sprintf("failures by reason (every one is in %s):\n%s", where, listCounts(counts, maxReasons))
+}
+
+func total(counts map[string]float64) float64 {
+	n := 0.0
+	for _, v := range counts {
+		n += v
+	}
+	return n
 }
 
 // readFailures reads the job's failures from MongoDB or the failures

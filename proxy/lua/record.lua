@@ -45,7 +45,7 @@ local function good(rec, id, a)
   if old > 0 then lat = ewma(old, lat, alpha) end
   local score = score_of(success, lat, half)
   redis.call('HINCRBY', rec, F_CHECKS_OK, 1)
-  redis.call('HSET', rec, F_STATE, S_USABLE, F_FAILED_ROUNDS, 0, F_REASON, '',
+  redis.call('HSET', rec, F_STATE, S_USABLE, F_FAILED_ROUNDS, 0, F_REASON, arg(a + 6),
     F_SUCCESS, string.format('%.4f', success), F_LATENCY_MS, string.format('%.1f', lat),
     F_SCORE, score, F_ANONYMITY, arg(a + 5), F_TUNNEL, arg(a + 4), F_TIMEOUT_STREAK, 0)
   redis.call('HSETNX', rec, F_USABLE_MS, now)

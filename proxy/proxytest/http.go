@@ -69,6 +69,23 @@ func NewTransparent() (*Server, error) {
 	})
 }
 
+// NewTransparentElsewhere starts a transparent HTTP forward proxy that
+// reaches targets from 127.0.0.2: to a judge on loopback it looks like a
+// proxy on another host than the client's, passing the client's address.
+func NewTransparentElsewhere() (*Server, error) {
+	fwd := forwarder()
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}
+	fwd.Tr = &http.Transport{Proxy: nil, DialContext: d.DialContext}
+	return serveHTTP("http", func(s *Server) http.Handler {
+		return s.counting(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if ip, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+				r.Header.Set("X-Forwarded-For", ip)
+			}
+			fwd.ServeHTTP(w, r)
+		}))
+	})
+}
+
 func targetHost(r *http.Request) string {
 	if r.Method == http.MethodConnect {
 		return r.Host
