@@ -59,6 +59,9 @@ type Request struct {
 	// Done is called exactly once, from one of the Downloader's
 	// goroutines, with what became of the request.
 	Done func(ctx context.Context, r Result)
+	// AllowNonHTML fetches a page that is not HTML (a JSON page, a
+	// sitemap) as it is, instead of skipping it as NotHTML.
+	AllowNonHTML bool
 
 	tries    int         // attempts made (requests sent)
 	proxied  int         // attempts the proxy failed, not charged to the page
