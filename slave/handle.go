@@ -14,7 +14,6 @@ import (
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/downloader"
-	"github.com/crawler-dev/crawler/extract"
 	"github.com/crawler-dev/crawler/fetch"
 	"github.com/crawler-dev/crawler/neardup"
 	"github.com/crawler-dev/crawler/queue"
@@ -47,13 +46,13 @@ func (s *Slave) handle(ctx context.Context, res downloader.Result) {
 		}
 		return
 	case downloader.Fetched:
-		item, err := s.extractItem(w, res.Page)
+		item, found, err := s.extractItem(ctx, w, res.Page)
 		res.Page.Release()
 		if err != nil {
-			s.settle(ctx, w, s.failure(w, err, res.Tries, false), queue.Outcome{Failed: true})
+			s.settle(ctx, w, s.extractFailure(w, err, res.Tries), queue.Outcome{Failed: true})
 			return
 		}
-		s.commits.add(w, item, res.Tries-1)
+		s.commits.add(w, item, res.Tries-1, found)
 	case downloader.Failed:
 		s.settle(ctx, w, s.failure(w, res.Err, res.Tries, res.Transient), queue.Outcome{Failed: true, Retries: max(res.Tries-1, 0)})
 	default: // skipped on purpose
@@ -127,24 +126,24 @@ func (s *Slave) failure(w *work, cause error, tries int, transient bool) store.F
 	return f
 }
 
-// extractItem extracts the job's fields from the page; an error is the
-// page's (it cannot be parsed).
-func (s *Slave) extractItem(w *work, page *fetch.Page) (store.Item, error) {
-	doc, err := extract.Parse(page.URL, page.Body)
-	if err != nil {
-		return store.Item{}, err
-	}
-	fields := doc.Fields(w.job.spec.Fields)
-	text := fieldText(fields)
-	if text == "" {
-		text = doc.Text()
-	}
+// extractItem extracts the fields of the task's kind from the page, and
+// the Found entry of the links it holds ("" when the job wants none); an
+// error is the page's (it cannot be read, or lacks a required field).
+func (s *Slave) extractItem(ctx context.Context, w *work, page *fetch.Page) (store.Item, string, error) {
 	t := w.task
+	res, err := w.job.extract(ctx, t.ItemKind(), page)
+	if err != nil {
+		return store.Item{}, "", err
+	}
+	text := fieldText(res.Fields)
+	if text == "" {
+		text = res.text
+	}
 	return store.Item{
-		ID: store.ItemID(t.Job, t.FP), URL: t.URL, FinalURL: finalURL(t.URL, page.URL), Job: t.Job, Fields: fields,
+		ID: store.ItemID(t.Job, t.FP), URL: t.URL, FinalURL: finalURL(t.URL, page.URL), Job: t.Job, Fields: res.Fields,
 		FetchedAt: time.Now().UTC(), Status: page.Status, Fingerprint: t.FP, Round: t.Round,
 		Simhash: int64(neardup.Simhash(text)), Referer: t.Referer, Slave: s.opts.ID,
-	}, nil
+	}, w.job.foundEntry(t, res.Result), nil
 }
 
 // finalURL is the page's URL after redirects, when it differs.

@@ -267,6 +267,7 @@ func (s *Slave) start(drainCtx context.Context, w *work) {
 		return
 	}
 	s.dl.Submit(&downloader.Request{Ctx: drainCtx, Abandon: w.job.stopped, URL: task.URL, Job: w.job.dl, Item: w,
+		AllowNonHTML: w.job.jsonKind(task.ItemKind()),
 		Done: func(_ context.Context, res downloader.Result) {
 			defer s.signalFreed()
 			s.handle(drainCtx, res)
