@@ -29,6 +29,10 @@ type Status struct {
 	Cancelling bool                   `json:"cancelling,omitempty"`
 	Counters   Counters               `json:"counters"`
 	Slaves     map[string]SlaveCounts `json:"slaves"`
+	// Kinds are the counters of each page kind; Warnings name the link
+	// rules and fields that matched nothing on every page of their kind.
+	Kinds    map[string]KindCounts `json:"kinds,omitempty"`
+	Warnings []string              `json:"warnings,omitempty"`
 }
 
 // Counters are a job's totals. Once the job is finished,
@@ -82,7 +86,8 @@ func GetStatus(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys
 	jk := keys.Job(job)
 	pipe := rdb.Pipeline()
 	stateCmd, statsCmd := pipe.HGetAll(ctx, jk.State()), pipe.HGetAll(ctx, jk.Stats())
-	if _, err := pipe.Exec(ctx); err != nil {
+	specCmd := pipe.Get(ctx, jk.Spec())
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("read state of job %s: %w", job, err)
 	}
 	state, stats := stateCmd.Val(), statsCmd.Val()
@@ -108,6 +113,9 @@ func GetStatus(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys
 	st.Counters = counters(stats)
 	st.Counters.Queued, st.Counters.InFlight = depth.Total()
 	st.Slaves = slaveCounts(stats, depth)
+	if spec, err := cluster.DecodeJobSpec([]byte(specCmd.Val())); err == nil {
+		st.Kinds, st.Warnings = kindStatus(spec, stats, st.Counters)
+	}
 	return st, nil
 }
 
@@ -133,8 +141,8 @@ func slaveCounts(stats map[string]string, depth queue.Depth) map[string]SlaveCou
 	out := map[string]SlaveCounts{}
 	for k, v := range stats {
 		stat, id, ok := strings.Cut(k, ":")
-		if !ok {
-			continue
+		if _, err := strconv.Atoi(id); !ok || err != nil {
+			continue // not a slave's counter (a kind's)
 		}
 		n, _ := strconv.ParseInt(v, 10, 64)
 		sc := out[id]

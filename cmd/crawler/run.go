@@ -195,6 +195,8 @@ func runOutcome(ctx context.Context, cfg runConfig, spec *cluster.JobSpec, st *c
 	case c.Stored == 0 && c.Failed+c.Skipped > 0:
 		return fmt.Errorf("no detail page could be stored (%d failed, %d skipped of %d discovered); %s",
 			c.Failed, c.Skipped, c.Discovered, failureReasons(ctx, cfg, spec.Name, started))
+	case c.Stored == 0 && c.Duplicates == 0:
+		return fmt.Errorf("no item was stored: %d list pages read, no item link found%s", c.ListPages, warningsNote(st))
 	}
 	return nil
 }
@@ -328,9 +330,15 @@ func expireKeys(mr *miniredis.Miniredis) (stop func()) {
 
 // fieldNames are the job's field names, sorted: the CSV columns.
 func fieldNames(spec *cluster.JobSpec) []string {
-	names := make([]string, 0, len(spec.Fields))
-	for n := range spec.Fields {
-		names = append(names, n)
+	var names []string
+	seen := map[string]bool{}
+	for _, k := range spec.PageKinds() {
+		for n := range k.Fields {
+			if k.Item && !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+			}
+		}
 	}
 	sort.Strings(names)
 	return names

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crawler-dev/crawler/client"
+	"github.com/crawler-dev/crawler/internal/demosite"
+	"github.com/crawler-dev/crawler/store"
+)
+
+// writeShopJob writes the shop's job file and returns its path.
+func writeShopJob(t *testing.T, name, base string, sitemaps bool) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name+".yaml")
+	if err := os.WriteFile(path, []byte(demosite.ShopJobYAML(name, base, sitemaps)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestCluster_Shop: a master and two slaves crawl the shop with its page
+// kinds, once through its pages alone (categories, sub-categories,
+// paginated lists, the JSON API's pages, the related links of products:
+// some products are reached only through those two) and once with its
+// sitemaps too; each time every product is stored once with the fields
+// the shop's tally says, and the counters add up, per kind as well.
+func TestCluster_Shop(t *testing.T) {
+	env := newClusterEnv(t)
+	shop, base, _ := serveShop(t)
+	tally := shop.Tally()
+	env.startMaster(t, "master")
+	env.startSlave(t, 0)
+	env.startSlave(t, 1)
+	env.waitSlaves(t, 0, 1)
+	env.submit(t, "shop", writeShopJob(t, "shop", base, false))
+	env.submit(t, "shop-sm", writeShopJob(t, "shop-sm", base, true))
+
+	for _, job := range []string{"shop", "shop-sm"} {
+		st := env.wait(t, job, 4*time.Minute)
+		checkShop(t, job, tally, st, env.results(t, job))
+		if fails := env.failures(t, job); len(fails) != 0 {
+			t.Errorf("%s: %d failures, first %+v", job, len(fails), fails[0])
+		}
+	}
+}
+
+// checkShop checks one crawl of the shop against its tally.
+func checkShop(t *testing.T, job string, tally demosite.ShopTally, st client.Status, items []store.Item) {
+	t.Helper()
+	if st.State != "finished" {
+		t.Fatalf("%s: state %q, want finished", job, st.State)
+	}
+	got := map[string]map[string]any{}
+	for _, it := range items {
+		u, err := url.Parse(it.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[u.Path] != nil {
+			t.Errorf("%s: %s stored twice", job, u.Path)
+		}
+		got[u.Path] = it.Fields
+	}
+	if len(got) != len(tally.Items) {
+		t.Errorf("%s: %d products stored, want %d", job, len(got), len(tally.Items))
+	}
+	for path, want := range tally.Items {
+		if g, w := asJSON(t, got[path]), asJSON(t, want); g != w {
+			t.Errorf("%s: %s fields\n got %s\nwant %s", job, path, g, w)
+		}
+	}
+	c := st.Counters
+	pages := int64(0)
+	for _, n := range tally.Pages {
+		pages += int64(n)
+	}
+	if c.Stored != int64(len(tally.Items)) || c.Failed != 0 || c.ListPages != pages || c.ListFailed != 0 {
+		t.Errorf("%s: stored %d failed %d list pages %d (failed %d), want %d, 0, %d, 0",
+			job, c.Stored, c.Failed, c.ListPages, c.ListFailed, len(tally.Items), pages)
+	}
+	if sum := c.Stored + c.Failed + c.Skipped + c.Duplicates + c.Cancelled; sum != c.Discovered {
+		t.Errorf("%s: discovered %d != stored+failed+skipped+duplicates+cancelled %d: %+v", job, c.Discovered, sum, c)
+	}
+	if len(st.Warnings) != 0 {
+		t.Errorf("%s: warnings %v, want none", job, st.Warnings)
+	}
+	checkKinds(t, job, tally, st)
+}
+
+// checkKinds checks the per-kind counters: each kind's pages, and that
+// each adds up.
+func checkKinds(t *testing.T, job string, tally demosite.ShopTally, st client.Status) {
+	t.Helper()
+	for kind, n := range tally.Pages {
+		if k := st.Kinds[kind]; k.Stored != int64(n) || k.Failed != 0 {
+			t.Errorf("%s: kind %s: %+v, want %d stored", job, kind, k, n)
+		}
+	}
+	if k := st.Kinds["product"]; k.Stored != int64(len(tally.Items)) {
+		t.Errorf("%s: kind product: %+v, want %d stored", job, k, len(tally.Items))
+	}
+	for kind, k := range st.Kinds {
+		if sum := k.Stored + k.Failed + k.Skipped + k.Duplicates + k.Cancelled; sum != k.Discovered {
+			t.Errorf("%s: kind %s does not add up: %+v", job, kind, k)
+		}
+	}
+}
+
+func asJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestRun_Shop: crawler run crawls the shop's job of page kinds whole on
+// its embedded defaults, every product once with its fields.
+func TestRun_Shop(t *testing.T) {
+	shop, _, jobFile := serveShop(t)
+	out := filepath.Join(t.TempDir(), "items.jsonl")
+	stdout, stderr, err := crawler(t, 3*time.Minute, "run", "--job", jobFile, "-o", out, "--log-level", "warn")
+	if err != nil {
+		t.Fatalf("crawler run: %v\nstdout %s\nstderr %s", err, stdout, tail(stderr, 4000))
+	}
+	tally := shop.Tally()
+	got := map[string]string{}
+	for _, it := range readItems(t, out) {
+		u, _ := url.Parse(it.URL)
+		if _, dup := got[u.Path]; dup {
+			t.Errorf("%s written twice", u.Path)
+		}
+		got[u.Path] = asJSON(t, it.Fields)
+	}
+	if len(got) != len(tally.Items) {
+		t.Errorf("%d items, want %d", len(got), len(tally.Items))
+	}
+	for path, want := range tally.Items {
+		if w := asJSON(t, want); got[path] != w {
+			t.Errorf("%s fields\n got %s\nwant %s", path, got[path], w)
+		}
+	}
+}
+
+// TestRun_NothingStored: a job whose item links match nothing exits
+// non-zero, naming the rule that matched nothing.
+func TestRun_NothingStored(t *testing.T) {
+	_, base, _ := serveShop(t)
+	job := filepath.Join(t.TempDir(), "typo.yaml")
+	yaml := "name: typo\nseeds: [\"" + base + "/\"]\nallow_private_networks: true\n" +
+		"kinds:\n  start: {links: [{css: \"nav.cats a.typo\", kind: product}]}\n" +
+		"  product: {item: true, fields: {title: {css: h1}}}\n"
+	if err := os.WriteFile(job, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, err := crawler(t, 2*time.Minute, "run", "--job", job, "-o", filepath.Join(t.TempDir(), "o.jsonl"), "--log-level", "warn")
+	if err == nil {
+		t.Fatalf("crawler run stored nothing and exited 0\nstdout %s", stdout)
+	}
+	if !strings.Contains(stderr, "no item was stored") || !strings.Contains(stderr, "kinds.start.links[0]: matched nothing") {
+		t.Errorf("stderr does not say why nothing was stored:\n%s", tail(stderr, 2000))
+	}
+}
+
+// TestDemo_Shop: crawler demo --shop crawls the shop and says the crawl
+// matches the shop's tally.
+func TestDemo_Shop(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "shop.jsonl")
+	stdout, stderr, err := crawler(t, 3*time.Minute, "demo", "--shop", "-o", out, "--log-level", "warn")
+	if err != nil {
+		t.Fatalf("crawler demo --shop: %v\nstdout %s\nstderr %s", err, stdout, tail(stderr, 4000))
+	}
+	shop := demosite.NewShop(demosite.ShopOptions{})
+	n := len(shop.Tally().Items)
+	for _, want := range []string{"demo shop at http://127.0.0.1:", "job shop: finished",
+		fmt.Sprintf("expected: %d products stored; got %d stored, 0 failed", n, n), "every link accounted for", ": true"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if got := len(readItems(t, out)); got != n {
+		t.Errorf("%d items in %s, want %d", got, out, n)
+	}
+}
