@@ -29,7 +29,9 @@ func (r *jobRunner) walkSitemaps(ctx context.Context, entry cluster.ListPage, co
 	if err != nil {
 		return nil, err
 	}
-	roots, err := sitemap.Roots(ctx, rule, r.fetchBody, r.spec.Seeds)
+	// for url: robots, the entry is one seed host's (the stored spec
+	// holds no seeds)
+	roots, err := sitemap.Roots(ctx, rule, r.fetchBody, []string{entry.URL})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -80,7 +82,9 @@ func (r *jobRunner) fetchBody(ctx context.Context, url string) ([]byte, error) {
 		if res.Err == nil {
 			res.Err = errors.New(res.Kind.String())
 		}
-		return nil, fmt.Errorf("fetch %s: %s: %w", url, res.Kind, res.Err)
+		err := fmt.Errorf("fetch %s: %s: %w", url, res.Kind, res.Err)
+		r.log.Warn("sitemap not fetched", zap.Error(err))
+		return nil, err
 	}
 	defer res.Page.Release()
 	return append([]byte(nil), res.Page.Body...), nil

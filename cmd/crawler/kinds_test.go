@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/crawler-dev/crawler/client"
+	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/demosite"
 	"github.com/crawler-dev/crawler/store"
 )
@@ -48,6 +51,12 @@ func TestCluster_Shop(t *testing.T) {
 		if fails := env.failures(t, job); len(fails) != 0 {
 			t.Errorf("%s: %d failures, first %+v", job, len(fails), fails[0])
 		}
+	}
+	// every product the sitemaps list was routed (the home page they list
+	// too is left out by the entry's allow)
+	urls := env.rdb.HGet(context.Background(), env.keys.Job("shop-sm").Stats(), cluster.StatSitemapURLs).Val()
+	if want := fmt.Sprint(tally.SitemapURLs - 1); urls != want {
+		t.Errorf("shop-sm: %s sitemap URLs routed, want %s", urls, want)
 	}
 }
 
@@ -189,4 +198,27 @@ func TestDemo_Shop(t *testing.T) {
 	if got := len(readItems(t, out)); got != n {
 		t.Errorf("%d items in %s, want %d", got, out, n)
 	}
+}
+
+// TestFaults_KillSlaveShop: kill -9 one of two slaves a third of the way
+// through a crawl of a larger shop; the job still stores every product
+// once with its fields, the links its item pages held followed, and every
+// counter adds up, per kind too.
+func TestFaults_KillSlaveShop(t *testing.T) {
+	env := newClusterEnv(t)
+	shop := demosite.NewShop(demosite.ShopOptions{Categories: 4, SubCategories: 3, Products: 50, PerPage: 10})
+	srv := httptest.NewServer(shop)
+	t.Cleanup(srv.Close)
+	tally := shop.Tally()
+	env.startMaster(t, "master")
+	env.startSlave(t, 0)
+	victim := env.startSlave(t, 1)
+	env.waitSlaves(t, 0, 1)
+	env.submit(t, "shop", writeShopJob(t, "shop", srv.URL, true))
+	env.waitProgress(t, "shop", "a third stored", func(c client.Counters) bool { return c.Stored >= int64(len(tally.Items)/3) })
+	if err := victim.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	st := env.wait(t, "shop", 4*time.Minute)
+	checkShop(t, "shop", tally, st, env.results(t, "shop"))
 }
