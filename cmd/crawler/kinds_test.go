@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -221,4 +222,59 @@ func TestFaults_KillSlaveShop(t *testing.T) {
 	}
 	st := env.wait(t, "shop", 4*time.Minute)
 	checkShop(t, "shop", tally, st, env.results(t, "shop"))
+}
+
+// TestRun_RequiredAndJSONItems: an item page without a required field is
+// recorded as failed with kind missing_field (and the run, having stored
+// others, succeeds); an item kind of format json is fetched and its
+// fields read with json paths, typed.
+func TestRun_RequiredAndJSONItems(t *testing.T) {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/":
+			w.Header().Set("Content-Type", "text/html")
+			_, _ = w.Write([]byte(`<a class="p" href="/p/1">1</a><a class="p" href="/p/2">2</a>`))
+		case "/p/1":
+			w.Header().Set("Content-Type", "text/html")
+			_, _ = w.Write([]byte(`<h1>One</h1><span class="price">$1,299.00</span>`))
+		case "/p/2":
+			w.Header().Set("Content-Type", "text/html")
+			_, _ = w.Write([]byte(`<span class="price">3</span>`))
+		case "/j/1":
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"name": "Jay", "price": "1.299,50 €"}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(site.Close)
+	job := filepath.Join(t.TempDir(), "req.yaml")
+	yaml := "name: req\nseeds: [\"" + site.URL + "/\", {url: \"" + site.URL + "/j/1\", kind: jitem}]\nallow_private_networks: true\n" +
+		"kinds:\n  start: {links: [{css: a.p, kind: product}]}\n" +
+		"  product: {item: true, fields: {title: {css: h1, required: true}, price: {css: .price, type: number}}}\n" +
+		"  jitem: {item: true, format: json, fields: {title: {json: name, required: true}, price: {json: price, type: number}}}\n"
+	if err := os.WriteFile(job, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "items.jsonl")
+	stdout, stderr, err := crawler(t, 2*time.Minute, "run", "--job", job, "-o", out, "--log-level", "warn")
+	if err != nil {
+		t.Fatalf("crawler run: %v\nstdout %s\nstderr %s", err, stdout, tail(stderr, 4000))
+	}
+	got := map[string]string{}
+	for _, it := range readItems(t, out) {
+		got[strings.TrimPrefix(it.URL, site.URL)] = asJSON(t, it.Fields)
+	}
+	want := map[string]string{"/p/1": `{"price":1299,"title":"One"}`, "/j/1": `{"price":1299.5,"title":"Jay"}`}
+	if len(got) != len(want) || got["/p/1"] != want["/p/1"] || got["/j/1"] != want["/j/1"] {
+		t.Errorf("items = %v, want %v", got, want)
+	}
+	failures, err := os.ReadFile(store.FailuresPath(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Split(strings.TrimSpace(string(failures)), "\n"); len(lines) != 1 ||
+		!strings.Contains(lines[0], `"kind":"missing_field"`) || !strings.Contains(lines[0], "/p/2") || !strings.Contains(lines[0], "title") {
+		t.Errorf("failures = %s, want /p/2 failed as missing_field naming title", failures)
+	}
 }
