@@ -278,3 +278,41 @@ func TestRun_RequiredAndJSONItems(t *testing.T) {
 		t.Errorf("failures = %s, want /p/2 failed as missing_field naming title", failures)
 	}
 }
+
+// TestClient_cancelKinds: a job with page kinds cancelled mid-crawl adds
+// up when finished, overall and per kind, with list pages among the
+// cancelled.
+func TestClient_cancelKinds(t *testing.T) {
+	env := newClusterEnv(t)
+	shop := demosite.NewShop(demosite.ShopOptions{Categories: 4, SubCategories: 3, Products: 50, PerPage: 5})
+	srv := httptest.NewServer(shop)
+	t.Cleanup(srv.Close)
+	env.startMaster(t, "master")
+	env.startSlave(t, 0)
+	env.waitSlaves(t, 0)
+	yaml := strings.Replace(demosite.ShopJobYAML("slowshop", srv.URL, true), "per_host_rps: 1000", "per_host_rps: 25", 1)
+	path := filepath.Join(t.TempDir(), "slowshop.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env.submit(t, "slowshop", path)
+	env.waitProgress(t, "slowshop", "20 stored", func(c client.Counters) bool { return c.Stored >= 20 })
+	env.cancel(t, "slowshop")
+	st := env.wait(t, "slowshop", 2*time.Minute)
+	c := st.Counters
+	if st.CancelledAt == "" || c.Discovered != c.Settled() || c.Cancelled == 0 {
+		t.Errorf("after cancel: cancelled_at %q, counters %+v: want some cancelled and discovered = settled", st.CancelledAt, c)
+	}
+	listCancelled := int64(0)
+	for kind, k := range st.Kinds {
+		if sum := k.Stored + k.Failed + k.Skipped + k.Duplicates + k.Cancelled; sum != k.Discovered {
+			t.Errorf("kind %s does not add up: %+v", kind, k)
+		}
+		if kind != "product" {
+			listCancelled += k.Cancelled
+		}
+	}
+	if listCancelled == 0 {
+		t.Errorf("no list page cancelled: %+v", st.Kinds)
+	}
+}
