@@ -201,27 +201,35 @@ func TestDemo_Shop(t *testing.T) {
 	}
 }
 
-// TestFaults_KillSlaveShop: kill -9 one of two slaves a third of the way
-// through a crawl of a larger shop; the job still stores every product
-// once with its fields, the links its item pages held followed, and every
-// counter adds up, per kind too.
-func TestFaults_KillSlaveShop(t *testing.T) {
-	env := newClusterEnv(t)
-	shop := demosite.NewShop(demosite.ShopOptions{Categories: 4, SubCategories: 3, Products: 50, PerPage: 10})
-	srv := httptest.NewServer(shop)
-	t.Cleanup(srv.Close)
-	tally := shop.Tally()
-	env.startMaster(t, "master")
-	env.startSlave(t, 0)
-	victim := env.startSlave(t, 1)
-	env.waitSlaves(t, 0, 1)
-	env.submit(t, "shop", writeShopJob(t, "shop", srv.URL, true))
-	env.waitProgress(t, "shop", "a third stored", func(c client.Counters) bool { return c.Stored >= int64(len(tally.Items)/3) })
-	if err := victim.cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
+// TestFaults_KillShop: kill -9 one of two slaves, or the master (started
+// again), a third of the way through a crawl of a larger shop; the job
+// still stores every product once with its fields, the links its item
+// pages held followed, and every counter adds up, per kind too.
+func TestFaults_KillShop(t *testing.T) {
+	for _, victim := range []string{"slave", "master"} {
+		t.Run(victim, func(t *testing.T) {
+			env := newClusterEnv(t)
+			shop := demosite.NewShop(demosite.ShopOptions{Categories: 4, SubCategories: 3, Products: 50, PerPage: 10})
+			srv := httptest.NewServer(shop)
+			t.Cleanup(srv.Close)
+			tally := shop.Tally()
+			procs := map[string]*proc{"master": env.startMaster(t, "master")}
+			env.startSlave(t, 0)
+			procs["slave"] = env.startSlave(t, 1)
+			env.waitSlaves(t, 0, 1)
+			env.submit(t, "shop", writeShopJob(t, "shop", srv.URL, true))
+			env.waitProgress(t, "shop", "a third stored", func(c client.Counters) bool { return c.Stored >= int64(len(tally.Items)/3) })
+			if err := procs[victim].cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			if victim == "master" {
+				<-procs[victim].done
+				env.startMaster(t, "master")
+			}
+			st := env.wait(t, "shop", 4*time.Minute)
+			checkShop(t, "shop", tally, st, env.results(t, "shop"))
+		})
 	}
-	st := env.wait(t, "shop", 4*time.Minute)
-	checkShop(t, "shop", tally, st, env.results(t, "shop"))
 }
 
 // TestRun_RequiredAndJSONItems: an item page without a required field is
