@@ -90,3 +90,12 @@ func (r *jobRunner) reclaimFound(ctx context.Context) {
 		r.log.Info("found links put back after lease", zap.Int("entries", n))
 	}
 }
+
+// dropFound deletes the links slaves found that no master will route any
+// more: the job was cancelled, and links not routed were never
+// discovered, so no counter misses them.
+func (r *jobRunner) dropFound(ctx context.Context) {
+	if err := r.m.deps.Redis.Del(ctx, r.keys.Found(), r.keys.FoundActive(), r.keys.FoundAttempts()).Err(); err != nil {
+		r.log.Warn("drop the found links of a cancelled job", zap.Error(err))
+	}
+}

@@ -187,6 +187,7 @@ func (r *jobRunner) cancel(ctx context.Context) error {
 		case err != nil:
 			r.log.Warn("cancel job", zap.Error(err))
 		case finished:
+			r.dropFound(ctx)
 			r.m.bumpJobs(ctx)
 			r.log.Info("job cancelled", zap.Int64("tasks_dropped", dropped+n))
 			return nil

@@ -140,7 +140,7 @@ func (s *Slave) extractItem(ctx context.Context, w *work, page *fetch.Page) (sto
 		text = res.text
 	}
 	return store.Item{
-		ID: store.ItemID(t.Job, t.FP), URL: t.URL, FinalURL: finalURL(t.URL, page.URL), Job: t.Job, Fields: res.Fields,
+		ID: store.ItemID(t.Job, t.FP), URL: t.URL, FinalURL: finalURL(t.URL, page.URL), Job: t.Job, Kind: w.job.itemKindName(t), Fields: res.Fields,
 		FetchedAt: time.Now().UTC(), Status: page.Status, Fingerprint: t.FP, Round: t.Round,
 		Simhash: int64(neardup.Simhash(text)), Referer: t.Referer, Slave: s.opts.ID,
 	}, w.job.foundEntry(t, res.Result), nil

@@ -82,3 +82,12 @@ func (s *Slave) extractFailure(w *work, cause error, tries int) store.Failure {
 	}
 	return f
 }
+
+// itemKindName is the kind an item of the task records: its kind in a job
+// written with kinds, none in the short form.
+func (j *job) itemKindName(t cluster.Task) string {
+	if j.spec.ShortForm() {
+		return ""
+	}
+	return t.ItemKind()
+}

@@ -76,6 +76,9 @@ func checkShop(t *testing.T, job string, tally demosite.ShopTally, st client.Sta
 		if got[u.Path] != nil {
 			t.Errorf("%s: %s stored twice", job, u.Path)
 		}
+		if it.Kind != "product" {
+			t.Errorf("%s: %s stored as kind %q, want product", job, u.Path, it.Kind)
+		}
 		got[u.Path] = it.Fields
 	}
 	if len(got) != len(tally.Items) {
