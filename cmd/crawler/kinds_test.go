@@ -163,23 +163,28 @@ func TestRun_Shop(t *testing.T) {
 	}
 }
 
-// TestRun_NothingStored: a job whose item links match nothing exits
-// non-zero, naming the rule that matched nothing.
+// TestRun_NothingStored: a job whose item links match nothing (a typo in
+// a selector) exits non-zero, naming the rule that matched nothing, with
+// kinds and in the short form.
 func TestRun_NothingStored(t *testing.T) {
 	_, base, _ := serveShop(t)
-	job := filepath.Join(t.TempDir(), "typo.yaml")
-	yaml := "name: typo\nseeds: [\"" + base + "/\"]\nallow_private_networks: true\n" +
-		"kinds:\n  start: {links: [{css: \"nav.cats a.typo\", kind: product}]}\n" +
-		"  product: {item: true, fields: {title: {css: h1}}}\n"
-	if err := os.WriteFile(job, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	stdout, stderr, err := crawler(t, 2*time.Minute, "run", "--job", job, "-o", filepath.Join(t.TempDir(), "o.jsonl"), "--log-level", "warn")
-	if err == nil {
-		t.Fatalf("crawler run stored nothing and exited 0\nstdout %s", stdout)
-	}
-	if !strings.Contains(stderr, "no item was stored") || !strings.Contains(stderr, "kinds.start.links[0]: matched nothing") {
-		t.Errorf("stderr does not say why nothing was stored:\n%s", tail(stderr, 2000))
+	for _, tc := range []struct{ name, rules, rule string }{
+		{"kinds", "kinds:\n  start: {links: [{css: \"nav.cats a.typo\", kind: product}]}\n" +
+			"  product: {item: true, fields: {title: {css: h1}}}\n", "kinds.start.links[0]"},
+		{"short", "detail_link: {css: \"a.typo\"}\nfields: {title: {css: h1}}\n", "detail_link"},
+	} {
+		job := filepath.Join(t.TempDir(), tc.name+".yaml")
+		yaml := "name: typo\nseeds: [\"" + base + "/\"]\nallow_private_networks: true\n" + tc.rules
+		if err := os.WriteFile(job, []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		stdout, stderr, err := crawler(t, 2*time.Minute, "run", "--job", job, "-o", filepath.Join(t.TempDir(), "o.jsonl"), "--log-level", "warn")
+		if err == nil {
+			t.Fatalf("%s: crawler run stored nothing and exited 0\nstdout %s", tc.name, stdout)
+		}
+		if !strings.Contains(stderr, "no item was stored") || !strings.Contains(stderr, tc.rule+": matched nothing") {
+			t.Errorf("%s: stderr does not say why nothing was stored:\n%s", tc.name, tail(stderr, 2000))
+		}
 	}
 }
 
