@@ -332,3 +332,20 @@ func TestClient_cancelKinds(t *testing.T) {
 		t.Errorf("no list page cancelled: %+v", st.Kinds)
 	}
 }
+
+// TestPrintStatus_kinds: client status prints each kind's counters and
+// the warnings.
+func TestPrintStatus_kinds(t *testing.T) {
+	var b strings.Builder
+	printStatus(&b, &client.Status{Job: "shop", State: "finished",
+		Kinds:    map[string]client.KindCounts{"list": {Discovered: 3, Stored: 2, Duplicates: 1}, "category": {Discovered: 1, Stored: 1}},
+		Warnings: []string{"kinds.product.fields.brand: matched nothing on 4 pages of kind product"}}, false)
+	for _, want := range []string{
+		"  kind category: discovered 1 = stored 1 + failed 0 + skipped 0 + duplicates 0 + cancelled 0\n  kind list: discovered 3 = stored 2",
+		"  warning: kinds.product.fields.brand: matched nothing on 4 pages of kind product\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("status lacks %q:\n%s", want, b.String())
+		}
+	}
+}
