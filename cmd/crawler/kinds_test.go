@@ -45,12 +45,30 @@ func TestCluster_Shop(t *testing.T) {
 	env.waitSlaves(t, 0, 1)
 	env.submit(t, "shop", writeShopJob(t, "shop", base, false))
 	env.submit(t, "shop-sm", writeShopJob(t, "shop-sm", base, true))
+	// a job with a field and a link rule that match nothing: warnings
+	typos := strings.Replace(strings.Replace(demosite.ShopJobYAML("typos", base, false),
+		`jsonld: "brand.name"`, `jsonld: "brand.nme"`, 1), `css: "a.related"`, `css: "a.relatd"`, 1)
+	typoFile := filepath.Join(t.TempDir(), "typos.yaml")
+	if err := os.WriteFile(typoFile, []byte(typos), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env.submit(t, "typos", typoFile)
 
 	for _, job := range []string{"shop", "shop-sm"} {
 		st := env.wait(t, job, 4*time.Minute)
 		checkShop(t, job, tally, st, env.results(t, job))
 		if fails := env.failures(t, job); len(fails) != 0 {
 			t.Errorf("%s: %d failures, first %+v", job, len(fails), fails[0])
+		}
+	}
+	st := env.wait(t, "typos", 4*time.Minute)
+	want := []string{"kinds.product.fields.brand: matched nothing on", "kinds.product.links[0]: matched nothing on"}
+	if len(st.Warnings) != len(want) {
+		t.Errorf("typos: warnings %q, want %q", st.Warnings, want)
+	}
+	for i := range want {
+		if i < len(st.Warnings) && !strings.HasPrefix(st.Warnings[i], want[i]) {
+			t.Errorf("typos: warning %q, want %q...", st.Warnings[i], want[i])
 		}
 	}
 	// every product the sitemaps list was routed (the home page they list
