@@ -1,31 +1,48 @@
 package client
 
 import (
-	"errors"
-	"fmt"
+	"crypto/sha1"
+	"encoding/hex"
+	"net/url"
+	"strconv"
 
 	"github.com/crawler-dev/crawler/cluster"
 )
 
-// ErrModelNotCrawled is returned for a job whose crawl model the masters
-// and slaves of this version do not walk yet: page kinds, seeds of a kind
-// or sitemaps. Such a job parses and validates, and crawler check shows
-// what it extracts from a page, but submitted it would crawl its seeds
-// alone and store nothing.
-var ErrModelNotCrawled = errors.New("this version's masters and slaves crawl only the short form " +
-	"(next_link, detail_link, fields); page kinds, seeds of a kind and sitemaps are not crawled yet " +
-	"(crawler check shows what they extract from a page)")
-
-// checkCrawlable refuses a job whose crawl model the cluster cannot walk
-// yet, naming the field.
-func checkCrawlable(spec *cluster.JobSpec) error {
-	switch {
-	case !spec.ShortForm():
-		return fmt.Errorf("job: kinds: %w", ErrModelNotCrawled)
-	case len(spec.SeedKinds) > 0:
-		return fmt.Errorf("job: seeds: %w", ErrModelNotCrawled)
-	case len(spec.Sitemaps) > 0:
-		return fmt.Errorf("job: sitemaps: %w", ErrModelNotCrawled)
+// frontierEntries are the entries the job's rounds start from, as the
+// frontier keeps them ("<40 hex fingerprint> <list page>"): its seeds,
+// each of its kind, then one per sitemaps entry (for url: robots, one per
+// seed host), which the master walks.
+func frontierEntries(spec *cluster.JobSpec) ([]any, error) {
+	out, err := seedEntries(spec)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	for i, rule := range spec.Sitemaps {
+		for _, u := range sitemapRoots(rule, spec.Seeds) {
+			page := cluster.ListPage{URL: u, Kind: rule.Kind, Sitemap: i + 1}
+			sum := sha1.Sum([]byte("sitemaps:" + strconv.Itoa(i) + ":" + u))
+			out = append(out, hex.EncodeToString(sum[:])+" "+page.Encode())
+		}
+	}
+	return out, nil
+}
+
+// sitemapRoots are the URLs of a sitemaps entry's frontier entries: its
+// sitemap, or for url: robots the first seed of each seed host.
+func sitemapRoots(rule cluster.SitemapRule, seeds []string) []string {
+	if rule.URL != cluster.SitemapsFromRobots {
+		return []string{rule.URL}
+	}
+	var out []string
+	hosts := map[string]bool{}
+	for _, s := range seeds {
+		u, err := url.Parse(s)
+		if err != nil || hosts[u.Host] {
+			continue
+		}
+		hosts[u.Host] = true
+		out = append(out, s)
+	}
+	return out
 }

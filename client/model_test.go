@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 
@@ -10,31 +9,49 @@ import (
 	"github.com/crawler-dev/crawler/internal/testenv"
 )
 
-// TestSubmit_modelNotCrawled: a job with page kinds, seeds of a kind or
-// sitemaps is refused at submit, naming the field, until the masters and
-// slaves walk them; nothing of it reaches Redis.
-func TestSubmit_modelNotCrawled(t *testing.T) {
+// TestSubmit_kindsEntries: a job with page kinds, seeds of a kind and
+// sitemaps is accepted, and its round starts from its seeds, each with its
+// kind, and one sitemaps entry per sitemap (per seed host for url: robots).
+func TestSubmit_kindsEntries(t *testing.T) {
 	rdb, keys := testenv.Redis(t)
-	short := "detail_link: {css: a}\nfields: {title: {css: h1}}\n"
-	for field, yaml := range map[string]string{
-		"kinds": `seeds: ["https://a.example/"]
+	spec, err := cluster.ParseJobSpec(strings.NewReader(`name: m-kinds
+seeds: ["https://a.example/", "https://a.example/x", {url: "https://b.example/p/1", kind: product}]
+sitemaps: [{url: robots, kind: product}, {url: "https://c.example/sitemap.xml", kind: product}]
+allowed_domains: [a.example, b.example, c.example]
 kinds:
   start: {links: [{css: "a", kind: product}]}
   product: {item: true, fields: {title: {css: h1}}}
-`,
-		"seeds":    `seeds: [{url: "https://a.example/", kind: detail}]` + "\n" + short,
-		"sitemaps": `seeds: ["https://a.example/"]` + "\nsitemaps: [{url: robots, kind: detail}]\n" + short,
-	} {
-		spec, err := cluster.ParseJobSpec(strings.NewReader("name: m-" + field + "\n" + yaml))
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := Submit(ctx, rdb, keys, spec); err != nil {
+		t.Fatalf("Submit: %v", err)
+	}
+	entries, err := rdb.LRange(ctx, keys.Job(spec.Name).Seeds(), 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []cluster.ListPage
+	for _, e := range entries {
+		p, err := cluster.DecodeListPage(e[41:])
 		if err != nil {
-			t.Fatalf("%s: %v", field, err)
+			t.Fatal(err)
 		}
-		err = Submit(context.Background(), rdb, keys, spec)
-		if !errors.Is(err, ErrModelNotCrawled) || !strings.Contains(err.Error(), "job: "+field+":") {
-			t.Errorf("%s: Submit = %v, want ErrModelNotCrawled naming %s", field, err, field)
-		}
-		if n, _ := rdb.Exists(context.Background(), keys.Job(spec.Name).Spec()).Result(); n != 0 {
-			t.Errorf("%s: the refused job's spec is in Redis", field)
+		got = append(got, p)
+	}
+	want := []cluster.ListPage{
+		{URL: "https://a.example/"}, {URL: "https://a.example/x"}, {URL: "https://b.example/p/1", Kind: "product"},
+		{URL: "https://a.example/", Kind: "product", Sitemap: 1}, {URL: "https://b.example/p/1", Kind: "product", Sitemap: 1},
+		{URL: "https://c.example/sitemap.xml", Kind: "product", Sitemap: 2},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("frontier entries = %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("entry %d = %+v, want %+v", i, got[i], want[i])
 		}
 	}
 }

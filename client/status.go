@@ -32,6 +32,10 @@ type Status struct {
 	// Rounds are what each round's visits found, by round number
 	// (counters new, changed, unchanged and not_modified are their sums).
 	Rounds map[string]RoundCounts `json:"rounds,omitempty"`
+	// Kinds are the counters of each page kind; Warnings name the link
+	// rules and fields that matched nothing on every page of their kind.
+	Kinds    map[string]KindCounts `json:"kinds,omitempty"`
+	Warnings []string              `json:"warnings,omitempty"`
 }
 
 // Counters are a job's totals. Once the job is finished,
@@ -81,7 +85,7 @@ func (c Counters) NothingStored() string {
 	case c.ListPages == 0:
 		return "no list page could be fetched"
 	case c.Discovered == 0:
-		return fmt.Sprintf("no link on the %d list pages fetched matched detail_link", c.ListPages)
+		return fmt.Sprintf("no item link was found on the %d list pages fetched", c.ListPages)
 	case c.Duplicates == c.Discovered:
 		return fmt.Sprintf("every one of the %d detail pages discovered was a duplicate of a page crawled before, within dedup.window", c.Discovered)
 	case c.Cancelled > 0 && c.Failed+c.Skipped == 0:
@@ -107,7 +111,8 @@ func GetStatus(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys
 	jk := keys.Job(job)
 	pipe := rdb.Pipeline()
 	stateCmd, statsCmd := pipe.HGetAll(ctx, jk.State()), pipe.HGetAll(ctx, jk.Stats())
-	if _, err := pipe.Exec(ctx); err != nil {
+	specCmd := pipe.Get(ctx, jk.Spec())
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("read state of job %s: %w", job, err)
 	}
 	state, stats := stateCmd.Val(), statsCmd.Val()
@@ -134,6 +139,9 @@ func GetStatus(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys
 	st.Counters.Queued, st.Counters.InFlight = depth.Total()
 	st.Slaves = slaveCounts(stats, depth)
 	st.Counters.RoundCounts, st.Rounds = recrawlCounts(stats)
+	if spec, err := cluster.DecodeJobSpec([]byte(specCmd.Val())); err == nil {
+		st.Kinds, st.Warnings = kindStatus(spec, stats, st.Counters)
+	}
 	return st, nil
 }
 
@@ -159,8 +167,8 @@ func slaveCounts(stats map[string]string, depth queue.Depth) map[string]SlaveCou
 	out := map[string]SlaveCounts{}
 	for k, v := range stats {
 		stat, id, ok := strings.Cut(k, ":")
-		if !ok {
-			continue
+		if _, err := strconv.Atoi(id); !ok || err != nil {
+			continue // not a slave's counter (a kind's)
 		}
 		n, _ := strconv.ParseInt(v, 10, 64)
 		sc := out[id]

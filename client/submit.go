@@ -38,10 +38,7 @@ func Submit(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, s
 	if err := spec.Validate(); err != nil {
 		return err
 	}
-	if err := checkCrawlable(spec); err != nil {
-		return err
-	}
-	seeds, err := seedEntries(spec.Seeds)
+	seeds, err := frontierEntries(spec)
 	if err != nil {
 		return err
 	}
@@ -117,14 +114,18 @@ func checkRoom(ctx context.Context, rdb redis.UniversalClient, spec *cluster.Job
 
 // seedEntries canonicalizes and fingerprints the seeds, as the frontier
 // keeps list pages: "<40 hex fingerprint> <list page>".
-func seedEntries(seeds []string) ([]any, error) {
-	out := make([]any, 0, len(seeds))
-	for i, s := range seeds {
+func seedEntries(spec *cluster.JobSpec) ([]any, error) {
+	out := make([]any, 0, len(spec.Seeds))
+	for i, s := range spec.Seeds {
 		fp, canon, err := canon.URLFingerprint(s)
 		if err != nil {
 			return nil, fmt.Errorf("job: seeds[%d]: %w", i, err)
 		}
-		out = append(out, fp.String()+" "+cluster.ListPage{URL: canon}.Encode())
+		page := cluster.ListPage{URL: canon}
+		if kind := spec.SeedKind(s); kind != cluster.KindStart {
+			page.Kind = kind
+		}
+		out = append(out, fp.String()+" "+page.Encode())
 	}
 	return out, nil
 }

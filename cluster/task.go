@@ -21,6 +21,17 @@ type Task struct {
 	// Retry marks a task re-enqueued by client retry-failed: it is already
 	// counted as failed, and moves to stored if it succeeds now.
 	Retry bool `json:"x,omitempty"`
+	// Kind is the item kind of the page ("" in tasks of the short form,
+	// and those written before kinds: the detail kind). See ItemKind.
+	Kind string `json:"k,omitempty"`
+}
+
+// ItemKind is the task's page kind, detail when it has none.
+func (t Task) ItemKind() string {
+	if t.Kind == "" {
+		return KindDetail
+	}
+	return t.Kind
 }
 
 // TaskRetryMarker is how a task with Retry set shows in its wire form: a
@@ -51,6 +62,21 @@ type ListPage struct {
 	URL string `json:"u"`
 	// Depth is its BFS depth; seeds are depth 0.
 	Depth int `json:"d"`
+	// Kind is its page kind ("" is start, as in list pages written before
+	// kinds). See PageKind.
+	Kind string `json:"k,omitempty"`
+	// Sitemap, when not 0, makes the entry the walk of the job's sitemaps
+	// entry Sitemap-1 (URL is its sitemap, or for url: robots a seed
+	// whose host's robots.txt names them), not a page to fetch.
+	Sitemap int `json:"s,omitempty"`
+}
+
+// PageKind is the list page's kind, start when it has none.
+func (p ListPage) PageKind() string {
+	if p.Kind == "" {
+		return KindStart
+	}
+	return p.Kind
 }
 
 // Encode returns the list page's wire form.

@@ -56,7 +56,7 @@ func (j *Job) request(r *Request, via *url.URL) fetch.Request {
 	s := j.Spec
 	return fetch.Request{URL: r.URL, AllowPrivate: s.AllowPrivateNetworks, UserAgent: s.UserAgent,
 		Headers: s.Headers, Jar: j.jar, MaxBodyBytes: s.MaxBodyBytes, Timeout: s.Timeout.Std(),
-		AllowHost: s.AllowsHost, Proxy: via, Validators: r.Validators}
+		AllowHost: s.AllowsHost, Proxy: via, Validators: r.Validators, AllowNonHTML: r.AllowNonHTML}
 }
 
 // burstWindow is how much of a host's rate may go at once: a tenth of a

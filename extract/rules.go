@@ -175,7 +175,7 @@ func (k *Kind) open(ctx context.Context, pageURL string, body []byte) (*page, er
 	if k.JSON {
 		return openJSON(ctx, pageURL, body, k.Budget)
 	}
-	doc, err := Parse(pageURL, body)
+	doc, err := ParseContext(ctx, pageURL, body)
 	if err != nil {
 		return nil, err
 	}

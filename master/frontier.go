@@ -22,6 +22,13 @@ type frontier struct {
 	keys      cluster.JobKeys
 	maxSlaves int
 	fence     int64
+	itemKinds string // the job's item kinds, space-separated, for kinds.lua
+}
+
+// runCounting runs a script that counts list pages by kind (kinds.lua): it
+// appends the stats key and the item kinds to keys and args.
+func (f *frontier) runCounting(ctx context.Context, s *redis.Script, keys []string, args ...any) *redis.Cmd {
+	return f.run(ctx, s, append(keys, f.keys.Stats()), append(args, f.itemKinds)...)
 }
 
 // run runs a fenced script with the fence prepended to keys and args.
@@ -62,7 +69,7 @@ func (f *frontier) startRound(ctx context.Context, round int64) (bool, error) {
 // left, or -1 if the job moved on to another round.
 func (f *frontier) seed(ctx context.Context, round int64) (int64, error) {
 	keys := []string{f.keys.State(), f.keys.Seeds(), f.keys.Frontier(), f.keys.ListSeen(round)}
-	left, err := f.run(ctx, seedScript, keys, round, seedBatch, cluster.StateRound, cluster.StateSeeded).Int64()
+	left, err := f.runCounting(ctx, seedScript, keys, round, seedBatch, cluster.StateRound, cluster.StateSeeded).Int64()
 	if err != nil {
 		return 0, fmt.Errorf("queue seeds of round %d: %w", round, codes.Translate(err))
 	}
@@ -76,7 +83,7 @@ func (f *frontier) queueNext(ctx context.Context, round int64, next []pageRef) e
 		return nil
 	}
 	keys := []string{f.keys.Frontier(), f.keys.ListSeen(round)}
-	if err := f.run(ctx, queueNextScript, keys, pairs(next)...).Err(); err != nil {
+	if err := f.runCounting(ctx, queueNextScript, keys, pairs(next)...).Err(); err != nil {
 		return fmt.Errorf("queue next list pages: %w", codes.Translate(err))
 	}
 	return nil
@@ -86,6 +93,17 @@ func (f *frontier) queueNext(ctx context.Context, round int64, next []pageRef) e
 // job's stats.
 func (f *frontier) commit(ctx context.Context, round int64, member string, counters map[string]int64, next []pageRef) error {
 	keys := []string{f.keys.FrontierActive(), f.keys.Frontier(), f.keys.ListSeen(round), f.keys.Stats(), f.keys.ListAttempts()}
+	return f.commitOn(ctx, keys, member, counters, next)
+}
+
+// commitFound finishes a Found entry as commit finishes a list page.
+func (f *frontier) commitFound(ctx context.Context, round int64, member string, counters map[string]int64) error {
+	keys := []string{f.keys.FoundActive(), f.keys.Found(), f.keys.ListSeen(round), f.keys.Stats(), f.keys.FoundAttempts()}
+	return f.commitOn(ctx, keys, member, counters, nil)
+}
+
+// commitOn runs the commit script on a leased list's keys.
+func (f *frontier) commitOn(ctx context.Context, keys []string, member string, counters map[string]int64, next []pageRef) error {
 	args := make([]any, 0, 4+2*len(counters)+2*len(next))
 	args = append(args, member, len(counters))
 	for name, n := range counters {
@@ -112,11 +130,12 @@ const (
 // roundFinished then, roundCancel if the job is to be cancelled, else
 // roundRunning.
 func (f *frontier) tryFinish(ctx context.Context, nextRound time.Time) (int, error) {
-	keys := make([]string, 0, 5+2*f.maxSlaves)
+	keys := make([]string, 0, 7+2*f.maxSlaves)
 	keys = append(keys, f.keys.State(), f.keys.Frontier(), f.keys.FrontierActive(), f.keys.Retry(), f.keys.Seeds())
 	for i := 0; i < f.maxSlaves; i++ {
 		keys = append(keys, f.keys.Queue(i), f.keys.Inflight(i))
 	}
+	keys = append(keys, f.keys.Found(), f.keys.FoundActive()) // checked as one more queue
 	next := ""
 	if !nextRound.IsZero() {
 		next = nextRound.UTC().Format(time.RFC3339Nano) // whole seconds would start a 1s recrawl early
@@ -141,7 +160,7 @@ func (f *frontier) cancel(ctx context.Context, finish bool) (int64, bool, error)
 	for i := 0; i < f.maxSlaves; i++ {
 		keys = append(keys, f.keys.Queue(i), f.keys.Inflight(i))
 	}
-	res, err := f.run(ctx, cancelScript, keys, time.Now().UTC().Format(time.RFC3339),
+	res, err := f.runCounting(ctx, cancelScript, keys, time.Now().UTC().Format(time.RFC3339),
 		cluster.StateField, cluster.StateFinishedAt, cluster.StateNextRoundAt, cluster.StateCancel,
 		cluster.StateCancelledAt, cluster.StateFinished, cluster.StatCancelled, finishArg(finish),
 		cluster.TaskRetryMarker).Int64Slice()

@@ -15,6 +15,7 @@ import (
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/dedup"
 	"github.com/crawler-dev/crawler/downloader"
+	"github.com/crawler-dev/crawler/extract"
 	"github.com/crawler-dev/crawler/internal/ctxtime"
 	"github.com/crawler-dev/crawler/queue"
 )
@@ -31,6 +32,8 @@ type jobRunner struct {
 	frontier *frontier
 	queues   *queue.Queue
 	lists    *queue.Leased    // the frontier as a leased list
+	found    *queue.Leased    // the links slaves found on item pages
+	rules    *extract.Rules   // the job's page kinds, compiled
 	dl       *downloader.Job  // the job's request settings, cookies and robots.txt
 	lost     atomic.Bool      // a commit found the fence taken: another master owns the job
 	balanced *assign.Snapshot // the live slave table the queued tasks were last balanced over
@@ -108,11 +111,18 @@ func (r *jobRunner) load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.spec, r.filter, r.dl = spec, filter, dl
-	r.frontier = &frontier{rdb: r.m.deps.Redis, keys: r.keys, maxSlaves: r.m.opts.MaxSlaves, fence: r.fence}
+	rules, err := extract.CompileJob(spec)
+	if err != nil {
+		return fmt.Errorf("job %s: %w", r.name, err)
+	}
+	r.spec, r.filter, r.dl, r.rules = spec, filter, dl, rules
+	r.frontier = &frontier{rdb: r.m.deps.Redis, keys: r.keys, maxSlaves: r.m.opts.MaxSlaves, fence: r.fence,
+		itemKinds: itemKinds(spec, rules)}
 	r.queues = queue.New(r.m.deps.Redis, r.keys)
 	r.lists = queue.NewLeased(r.m.deps.Redis, queue.LeasedKeys{
 		List: r.keys.Frontier(), Inflight: r.keys.FrontierActive(), Attempts: r.keys.ListAttempts()})
+	r.found = queue.NewLeased(r.m.deps.Redis, queue.LeasedKeys{
+		List: r.keys.Found(), Inflight: r.keys.FoundActive(), Attempts: r.keys.FoundAttempts()})
 	r.inProgress = map[string]bool{}
 	r.pageDone = make(chan struct{}, 1)
 	return nil
@@ -138,6 +148,7 @@ func (r *jobRunner) runRound(ctx context.Context, round int64) error {
 	g, gctx := errgroup.WithContext(rctx)
 	g.Go(func() error { return r.seed(gctx, round) })
 	g.Go(func() error { return r.feed(gctx, round) })
+	g.Go(func() error { return r.drainFound(gctx, round) })
 	g.Go(func() error {
 		defer cancel()
 		return r.maintain(gctx, round)
@@ -178,6 +189,7 @@ func (r *jobRunner) cancel(ctx context.Context) error {
 		case err != nil:
 			r.log.Warn("cancel job", zap.Error(err))
 		case finished:
+			r.dropFound(ctx)
 			r.m.bumpJobs(ctx)
 			r.log.Info("job cancelled", zap.Int64("tasks_dropped", dropped+n))
 			return nil
@@ -263,6 +275,7 @@ func (r *jobRunner) nextRoundAt() time.Time {
 // lists, and moves the tasks of dead slaves to live ones.
 func (r *jobRunner) reclaim(ctx context.Context) {
 	r.releaseOrphanPages(ctx)
+	r.reclaimFound(ctx)
 	depth, err := r.queues.Depth(ctx, r.m.opts.MaxSlaves)
 	if err != nil {
 		r.log.Warn("read queue depths", zap.Error(err))

@@ -84,7 +84,15 @@ func (r *jobRunner) startList(ctx context.Context, round int64, d queue.Delivery
 		}()
 		return
 	}
-	r.m.dl.Submit(&downloader.Request{Ctx: ctx, URL: page.URL, Job: r.dl, Item: d,
+	if page.Sitemap > 0 || r.itemKind(page.PageKind()) {
+		go func() { // nothing to fetch here: routed as it is, or walked
+			defer done()
+			r.settleList(ctx, d, r.routeEntry(ctx, round, d.Entry, page))
+		}()
+		return
+	}
+	kind := r.rules.Kind(page.PageKind())
+	r.m.dl.Submit(&downloader.Request{Ctx: ctx, URL: page.URL, Job: r.dl, Item: d, AllowNonHTML: kind != nil && kind.JSON,
 		Done: func(_ context.Context, res downloader.Result) {
 			defer done()
 			if res.Kind == downloader.Cancelled {
@@ -135,35 +143,21 @@ func (r *jobRunner) processList(ctx context.Context, round int64, member string,
 	if res.Kind != downloader.Fetched {
 		return r.failList(ctx, round, member, page, res)
 	}
-	doc, err := extract.ParseContext(ctx, res.Page.URL, res.Page.Body)
-	if err == nil {
-		next, details := r.nextPages(page, doc), doc.Links(r.spec.DetailLink)
-		if err = doc.Err(); err == nil {
-			res.Page.Release()
-			return r.commitList(ctx, round, member, page, res, next, details, doc.Base())
-		}
-		err = fmt.Errorf("extract links: %w", err)
-	}
+	found, err := r.extractList(ctx, page, res)
 	res.Page.Release()
-	if ctx.Err() != nil {
+	if err != nil && ctx.Err() != nil {
 		return ctx.Err() // stopping: the page stays in progress
 	}
-	return r.failList(ctx, round, member, page, downloader.Result{Kind: downloader.Failed, Err: err, Tries: res.Tries})
-}
-
-// commitList queues the next level of the walk, admits the detail links
-// of a list page and commits it.
-func (r *jobRunner) commitList(ctx context.Context, round int64, member string, page cluster.ListPage, res downloader.Result, next []pageRef, details []string, base *url.URL) error {
-	// The next level of the walk goes to the frontier first, so it is
-	// fetched while this page's detail links are admitted: the walk is
-	// the clock of a one-site crawl. A crash before the commit fetches
-	// this page again; the frontier and the dupefilter take each link once.
-	if err := r.frontier.queueNext(ctx, round, next); err != nil {
-		return err
-	}
-	r.nudge()
-	counters, err := r.admitDetails(ctx, round, page, base, details)
 	if err != nil {
+		return r.failList(ctx, round, member, page, downloader.Result{Kind: downloader.Failed, Err: err, Tries: res.Tries})
+	}
+	counters := kindCounters(page.PageKind(), found.Found, nil)
+	counters[cluster.StatInvalidLinks] += int64(found.Invalid)
+	// The next level of the walk goes to the frontier first, so it is
+	// fetched while this page's item links are admitted: the walk is the
+	// clock of a one-site crawl. A crash before the commit fetches this
+	// page again; the frontier and the dupefilter take each link once.
+	if err := r.route(ctx, round, page, pageOnce(page.URL), found.Links, counters); err != nil {
 		return err
 	}
 	counters[cluster.StatListPages] = 1
@@ -173,44 +167,44 @@ func (r *jobRunner) commitList(ctx context.Context, round int64, member string, 
 	return r.frontier.commit(ctx, round, member, counters, nil)
 }
 
-// admitDetails routes the page's detail links: one atomic dupefilter call
-// pushes the new ones onto their slaves' queues, once per page per round.
-// It returns the counters the frontier commit adds (offsite and invalid
-// links, which the dupefilter never sees).
-func (r *jobRunner) admitDetails(ctx context.Context, round int64, page cluster.ListPage, base *url.URL, refs []string) (map[string]int64, error) {
+// extractList runs the rules of the page's kind on it.
+func (r *jobRunner) extractList(ctx context.Context, page cluster.ListPage, res downloader.Result) (*extract.Result, error) {
+	kind := r.rules.Kind(page.PageKind())
+	if kind == nil {
+		return nil, fmt.Errorf("the job has no page kind %q", page.PageKind())
+	}
+	return kind.Extract(ctx, res.Page.URL, res.Page.Body)
+}
+
+// admitLinks routes item links: one atomic dupefilter call pushes the new
+// ones onto their slaves' queues, once per page (once) per round. It adds
+// to counters the offsite links and those robots.txt disallows, which the
+// dupefilter never sees.
+func (r *jobRunner) admitLinks(ctx context.Context, round int64, referer, once string, links []extract.Link, counters map[string]int64) error {
 	table := r.m.liveRoutes()
 	if table == nil {
-		return nil, errors.New("no live slave to route to")
+		return errors.New("no live slave to route to")
 	}
-	counters := map[string]int64{}
 	var cands []dedup.Candidate
 	var slaves []int // each candidate's slave
-	for _, ref := range refs {
-		link, err := canon.Ref(base, ref)
-		if err != nil {
-			counters[cluster.StatInvalidLinks]++
-			continue
-		}
-		if !r.allowed(link) {
+	for _, l := range links {
+		if !r.allowed(l.URL) {
 			counters[cluster.StatOffsite]++
 			continue
 		}
-		if ok, err := r.dl.Allowed(ctx, link); err != nil {
-			return nil, err
+		if ok, err := r.dl.Allowed(ctx, l.URL); err != nil {
+			return err
 		} else if !ok {
 			counters[cluster.StatRobots]++
 			continue
 		}
-		c, slave, err := r.candidate(table, round, page, link)
+		c, slave, err := r.candidate(table, round, referer, l)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		cands, slaves = append(cands, c), append(slaves, slave)
 	}
-	if err := r.admit(ctx, round, page, cands, slaves); err != nil {
-		return nil, err
-	}
-	return counters, nil
+	return r.admit(ctx, round, once, cands, slaves)
 }
 
 // admitChunk is the most detail links one admission script takes: a list
@@ -222,8 +216,7 @@ const admitChunk = 1000
 // the new ones, a chunk per script call. Each chunk has a once-guard of
 // its own, so a page fetched again after a crash admits no chunk twice.
 // The slaves that were given tasks are told so (wakeSlaves).
-func (r *jobRunner) admit(ctx context.Context, round int64, page cluster.ListPage, cands []dedup.Candidate, slaves []int) error {
-	pageFP := canon.RequestFingerprint("GET", page.URL, nil).String() // page.URL is canonical
+func (r *jobRunner) admit(ctx context.Context, round int64, pageFP string, cands []dedup.Candidate, slaves []int) error {
 	woken := map[int]bool{}
 	defer func() { go r.m.wakeSlaves(context.WithoutCancel(ctx), woken) }() // off the walk's path
 	for start, chunk := 0, 0; start < len(cands) || start == 0; start, chunk = start+admitChunk, chunk+1 {
@@ -255,37 +248,22 @@ func (r *jobRunner) admit(ctx context.Context, round int64, page cluster.ListPag
 	return nil
 }
 
-// candidate builds the task for one detail URL, routed with the table to
+// candidate builds the task for one item link, routed with the table to
 // the slave it returns.
-func (r *jobRunner) candidate(table *assign.Snapshot, round int64, page cluster.ListPage, link string) (dedup.Candidate, int, error) {
-	fp := canon.RequestFingerprint("GET", link, nil)
+func (r *jobRunner) candidate(table *assign.Snapshot, round int64, referer string, link extract.Link) (dedup.Candidate, int, error) {
+	fp := canon.RequestFingerprint("GET", link.URL, nil)
 	slave, err := table.Route(fp[:])
 	if err != nil {
-		return dedup.Candidate{}, 0, fmt.Errorf("route %s: %w", link, err)
+		return dedup.Candidate{}, 0, fmt.Errorf("route %s: %w", link.URL, err)
 	}
-	task := cluster.Task{URL: link, FP: fp.String(), Job: r.name, Referer: page.URL, Round: round}
+	task := cluster.Task{URL: link.URL, FP: fp.String(), Job: r.name, Referer: referer, Round: round}
+	if link.Kind != cluster.KindDetail {
+		task.Kind = link.Kind // the short form's tasks stay as they were
+	}
 	return dedup.Candidate{
 		FP: fp, Queue: r.keys.Queue(slave), Payload: task.Encode(),
 		Counter: cluster.SlaveStat(cluster.StatRouted, slave),
 	}, slave, nil
-}
-
-// nextPages returns the page's next_link pages within max_depth.
-func (r *jobRunner) nextPages(page cluster.ListPage, doc *extract.Document) []pageRef {
-	depth := page.Depth + 1
-	if r.spec.NextLink == nil || (r.spec.MaxDepth > 0 && depth > r.spec.MaxDepth) {
-		return nil
-	}
-	var next []pageRef
-	for _, ref := range doc.Links(r.spec.NextLink) {
-		link, err := canon.Ref(doc.Base(), ref)
-		if err != nil || !r.allowed(link) {
-			continue
-		}
-		fp := canon.RequestFingerprint("GET", link, nil)
-		next = append(next, pageRef{fp: fp.String(), page: cluster.ListPage{URL: link, Depth: depth}})
-	}
-	return next
 }
 
 // failList records a list page that could not be fetched (or was not HTML,
@@ -310,7 +288,11 @@ func (r *jobRunner) failList(ctx context.Context, round int64, member string, pa
 		r.noteFailure(ctx, f)
 	}
 	r.log.Warn("list page not fetched", zap.String("url", page.URL), zap.String("kind", res.Kind.String()), zap.Error(res.Err))
-	return r.frontier.commit(ctx, round, member, listOutcome(res.Kind), nil)
+	counters := listOutcome(res.Kind)
+	if !r.spec.ShortForm() {
+		counters[listKindOutcome(page.PageKind(), res.Kind)] = 1
+	}
+	return r.frontier.commit(ctx, round, member, counters, nil)
 }
 
 // listOutcome is what a list page that was not fetched adds to the stats.

@@ -19,11 +19,11 @@ var codes = luascript.Codes{"FENCED": errFenced}
 
 var (
 	startRoundScript = luascript.Load(luaFiles, "lua/fence.lua", "lua/start_round.lua")
-	seedScript       = luascript.Load(luaFiles, "lua/fence.lua", "lua/seed.lua")
+	seedScript       = luascript.Load(luaFiles, "lua/fence.lua", "lua/kinds.lua", "lua/seed.lua")
 	commitListScript = luascript.Load(luaFiles, "lua/fence.lua", "lua/commit_list.lua")
-	queueNextScript  = luascript.Load(luaFiles, "lua/fence.lua", "lua/queue_next.lua")
+	queueNextScript  = luascript.Load(luaFiles, "lua/fence.lua", "lua/kinds.lua", "lua/queue_next.lua")
 	finishScript     = luascript.Load(luaFiles, "lua/fence.lua", "lua/finish.lua")
-	cancelScript     = luascript.Load(luaFiles, "lua/fence.lua", "lua/cancel.lua")
+	cancelScript     = luascript.Load(luaFiles, "lua/fence.lua", "lua/kinds.lua", "lua/cancel.lua")
 	acquireScript    = luascript.Load(luaFiles, "lua/acquire.lua")
 	renewScript      = luascript.Load(luaFiles, "lua/renew.lua")
 	releaseScript    = luascript.Load(luaFiles, "lua/release.lua")

@@ -33,6 +33,7 @@ type pendingItem struct {
 	w       *work
 	item    store.Item
 	retries int
+	found   string // the page's Found entry, "" for none
 }
 
 // committer commits the items of fetched pages in batches: it marks
@@ -53,9 +54,9 @@ func newCommitter(s *Slave) *committer {
 }
 
 // add queues an item; it never blocks.
-func (c *committer) add(w *work, it store.Item, retries int) {
+func (c *committer) add(w *work, it store.Item, retries int, found string) {
 	c.mu.Lock()
-	c.pending = append(c.pending, pendingItem{w: w, item: it, retries: retries})
+	c.pending = append(c.pending, pendingItem{w: w, item: it, retries: retries, found: found})
 	full := len(c.pending) >= commitBatch
 	c.mu.Unlock()
 	if full {
@@ -106,6 +107,7 @@ func (c *committer) take() []pendingItem {
 func (c *committer) commit(ctx context.Context, batch []pendingItem) {
 	batch = c.markNear(ctx, batch)
 	errs := c.save(ctx, batch)
+	c.sendFound(ctx, batch, errs)
 	for i, p := range batch {
 		if errs[i] != nil {
 			c.s.letGo(ctx, p.w, fmt.Errorf("store item %s: %w", p.item.URL, errs[i]))

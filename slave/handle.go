@@ -14,7 +14,6 @@ import (
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/downloader"
-	"github.com/crawler-dev/crawler/extract"
 	"github.com/crawler-dev/crawler/fetch"
 	"github.com/crawler-dev/crawler/neardup"
 	"github.com/crawler-dev/crawler/queue"
@@ -52,20 +51,16 @@ func (s *Slave) handle(ctx context.Context, res downloader.Result) {
 		if s.notModified(w, res) {
 			return
 		}
-		item, err := s.measuredExtract(ctx, w, res.Page)
+		item, found, err := s.measuredExtract(ctx, w, res.Page)
 		res.Page.Release()
 		if err != nil && ctx.Err() != nil {
 			return // stopping mid-extraction: handed back, fetched again
 		}
 		if err != nil {
-			f := s.failure(w, err, res.Tries, false)
-			if kind := extract.FailureKind(err); kind != "" {
-				f.Kind = kind
-			}
-			s.settle(ctx, w, f, queue.Outcome{Failed: true})
+			s.settle(ctx, w, s.extractFailure(w, err, res.Tries), queue.Outcome{Failed: true})
 			return
 		}
-		s.commits.add(w, item, res.Tries-1)
+		s.commits.add(w, item, res.Tries-1, found)
 	case downloader.Failed:
 		s.settle(ctx, w, s.failure(w, res.Err, res.Tries, res.Transient), queue.Outcome{Failed: true, Retries: max(res.Tries-1, 0)})
 	default: // skipped on purpose
@@ -142,29 +137,26 @@ func (s *Slave) failure(w *work, cause error, tries int, transient bool) store.F
 	return f
 }
 
-// extractItem extracts the job's fields from the page; an error is the
-// page's (it cannot be parsed, or its extraction passed its work budget)
-// or ctx's (the slave is stopping).
-func (s *Slave) extractItem(ctx context.Context, w *work, page *fetch.Page) (store.Item, error) {
-	doc, err := extract.ParseContext(ctx, page.URL, page.Body)
-	if err != nil {
-		return store.Item{}, err
-	}
-	fields := doc.Fields(w.job.spec.Fields)
-	if err := doc.Err(); err != nil {
-		return store.Item{}, fmt.Errorf("extract fields: %w", err)
-	}
-	text := fieldText(fields)
-	if text == "" {
-		text = doc.Text()
-	}
+// extractItem extracts the fields of the task's kind from the page, and
+// the Found entry of the links it holds ("" when the job wants none); an
+// error is the page's (it cannot be read, lacks a required field, or its
+// extraction passed its work budget) or ctx's (the slave is stopping).
+func (s *Slave) extractItem(ctx context.Context, w *work, page *fetch.Page) (store.Item, string, error) {
 	t := w.task
+	res, err := w.job.extract(ctx, t.ItemKind(), page)
+	if err != nil {
+		return store.Item{}, "", err
+	}
+	text := fieldText(res.Fields)
+	if text == "" {
+		text = res.text
+	}
 	return store.Item{
-		ID: store.ItemID(t.Job, t.FP), URL: t.URL, FinalURL: finalURL(t.URL, page.URL), Job: t.Job, Fields: fields,
+		ID: store.ItemID(t.Job, t.FP), URL: t.URL, FinalURL: finalURL(t.URL, page.URL), Job: t.Job, Kind: w.job.itemKindName(t), Fields: res.Fields,
 		FetchedAt: time.Now().UTC(), Status: page.Status, Fingerprint: t.FP, Round: t.Round,
 		Simhash: int64(neardup.Simhash(text)), Referer: t.Referer, Slave: s.opts.ID,
 		ETag: page.Validators.ETag, LastModified: page.Validators.LastModified,
-	}, nil
+	}, w.job.foundEntry(t, res.Result), nil
 }
 
 // finalURL is the page's URL after redirects, when it differs.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/downloader"
+	"github.com/crawler-dev/crawler/extract"
 	"github.com/crawler-dev/crawler/metrics"
 	"github.com/crawler-dev/crawler/neardup"
 	"github.com/crawler-dev/crawler/queue"
@@ -25,6 +26,7 @@ type job struct {
 	keys      cluster.JobKeys
 	queue     *queue.SlaveQueue // this slave's queue of the job
 	near      *neardup.Index
+	rules     *extract.Rules  // its page kinds, compiled
 	dl        *downloader.Job // its request settings, cookies and robots.txt
 	// stopped ends when the job stops running here (client cancel asked to
 	// stop it, or it finished): its requests not yet sent are abandoned.
@@ -158,7 +160,11 @@ func (s *jobSet) load(ctx context.Context, name, submitted string) (*job, error)
 	if err != nil {
 		return nil, err
 	}
-	j = &job{name: name, submitted: submitted, spec: spec, keys: jk,
+	rules, err := extract.CompileJob(spec)
+	if err != nil {
+		return nil, fmt.Errorf("job %s: %w", name, err)
+	}
+	j = &job{name: name, submitted: submitted, spec: spec, keys: jk, rules: rules,
 		queue: queue.New(s.rdb, jk).Slave(s.slave), near: near, dl: dl}
 	j.stopped, j.stop = context.WithCancel(context.Background())
 	s.mu.Lock()

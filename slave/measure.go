@@ -14,9 +14,9 @@ import (
 // measuredExtract is extractItem, timed in crawler_extract_duration_seconds
 // by result; a page past its work budget also counts in
 // crawler_failures_total{kind="extract_limit"}.
-func (s *Slave) measuredExtract(ctx context.Context, w *work, page *fetch.Page) (store.Item, error) {
+func (s *Slave) measuredExtract(ctx context.Context, w *work, page *fetch.Page) (store.Item, string, error) {
 	began := time.Now()
-	item, err := s.extractItem(ctx, w, page)
+	item, found, err := s.extractItem(ctx, w, page)
 	node := s.deps.Metrics.Node(metrics.RoleSlave, s.opts.ID)
 	result := metrics.ExtractOK
 	switch {
@@ -27,5 +27,5 @@ func (s *Slave) measuredExtract(ctx context.Context, w *work, page *fetch.Page) 
 		result = metrics.ExtractError
 	}
 	node.Extracted(time.Since(began), result)
-	return item, err
+	return item, found, err
 }

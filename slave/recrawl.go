@@ -89,7 +89,7 @@ func (s *Slave) notModified(w *work, res downloader.Result) bool {
 	w.visit.notModified = true
 	s.commits.add(w, store.Item{ID: store.ItemID(t.Job, t.FP), URL: t.URL, Job: t.Job, Fingerprint: t.FP,
 		Round: t.Round, Status: res.Page.Status, ETag: v.ETag, LastModified: v.LastModified, Slave: s.opts.ID},
-		res.Tries-1)
+		res.Tries-1, "") // no body: the links it held were followed when it was fetched in full
 	return true
 }
 

@@ -16,6 +16,9 @@ type Item struct {
 	FinalURL string `bson:"final_url,omitempty" json:"final_url,omitempty"`
 	// Job is the job's name.
 	Job string `bson:"job" json:"job"`
+	// Kind is the item's page kind, for a job written with kinds ("" in
+	// the short form).
+	Kind string `bson:"kind,omitempty" json:"kind,omitempty"`
 	// Fields maps each configured field to a string or a list of strings.
 	Fields map[string]any `bson:"fields" json:"fields"`
 	// FetchedAt is when the page was fetched.

@@ -215,6 +215,7 @@ func printStatus(w io.Writer, st *client.Status, asJSON bool) {
 		fmt.Fprintf(w, "  slave %s: routed %d, stored %d, failed %d, queued %d, in flight %d\n",
 			id, s.Routed, s.Stored, s.Failed, s.Queued, s.InFlight)
 	}
+	printKinds(w, st)
 }
 
 // stateText is the job's state, marked when it was cancelled or is being

@@ -23,12 +23,14 @@ func newDemoCmd(a *app) *cobra.Command {
 		details   int
 		listen    string
 		serveOnly bool
+		shop      bool
 	)
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Serve a built-in demo site on loopback and crawl it with `run`",
 		Example: `  crawler demo                        # serve, crawl with 3 slaves, write demo-items.jsonl, check
   crawler demo --details 3000 -o demo.csv
+  crawler demo --shop                 # a shop of page kinds: categories, lists, a JSON API, sitemaps
   crawler demo -o - --quiet | jq -r .fields.title       # items on stdout, everything else on stderr
   crawler demo --serve-only --listen 127.0.0.1:8080 > demo.yaml   # only the site, for a cluster to crawl; its job file on stdout`,
 		Args: cobra.NoArgs,
@@ -40,6 +42,9 @@ func newDemoCmd(a *app) *cobra.Command {
 				if err := cfg.validate(); err != nil { // before the site starts and says where it is
 					return err
 				}
+			}
+			if shop && !serveOnly {
+				return runDemoShop(cmd, a, cfg, listen)
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
@@ -64,6 +69,7 @@ func newDemoCmd(a *app) *cobra.Command {
 	f := cmd.Flags()
 	f.IntVar(&details, "details", 300, "unique detail pages on the demo site")
 	f.StringVar(&listen, "listen", "127.0.0.1:0", "address the demo site listens on (a bare port means 127.0.0.1, 0.0.0.0:PORT every interface)")
+	f.BoolVar(&shop, "shop", false, "crawl the demo shop instead (page kinds, a JSON API, sitemaps; --details does not apply; not with --serve-only)")
 	f.BoolVar(&serveOnly, "serve-only", false, "only serve the site (until interrupted) and print its job file on stdout: crawl nothing")
 	return cmd
 }
@@ -71,13 +77,19 @@ func newDemoCmd(a *app) *cobra.Command {
 // serveDemo serves a demo site of details pages on listen.
 func serveDemo(listen string, details int) (*demosite.Site, string, func(), error) {
 	site := demosite.New(demosite.Options{Details: details})
+	base, closeSite, err := serveHandler(listen, site)
+	return site, base, closeSite, err
+}
+
+// serveHandler serves h on listen and returns its base URL.
+func serveHandler(listen string, h http.Handler) (string, func(), error) {
 	ln, err := net.Listen("tcp", listenAddr(listen))
 	if err != nil {
-		return nil, "", nil, fmt.Errorf("--listen: %w", err)
+		return "", nil, fmt.Errorf("--listen: %w", err)
 	}
-	srv := &http.Server{Handler: site, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	return site, "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
+	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
 }
 
 func runDemo(cmd *cobra.Command, a *app, cfg runConfig, site *demosite.Site, base string) error {

@@ -200,11 +200,11 @@ func runOutcome(ctx context.Context, cfg runConfig, spec *cluster.JobSpec, st *c
 	case why == "":
 	case st.Counters.ListPages == 0:
 		return fmt.Errorf("nothing could be fetched; %s", failureReasons(ctx, cfg, spec.Name, started))
-	case st.Counters.Discovered == 0 && spec.DetailLink != nil:
-		return fmt.Errorf("nothing stored: %s (css %q); try the job's selectors on a list page with `crawler check --job <job file> --url %s`",
-			why, spec.DetailLink.CSS, firstSeed(spec))
+	case st.Counters.Discovered == 0:
+		return fmt.Errorf("no item was stored: %s%s; try the job's rules on a page with `crawler check --job <job file> --url %s`",
+			why, warningsNote(st), firstSeed(spec))
 	case st.Counters.Failed+st.Counters.Skipped == 0:
-		return fmt.Errorf("nothing stored: %s", why)
+		return fmt.Errorf("no item was stored: %s%s", why, warningsNote(st))
 	default:
 		return fmt.Errorf("%s; %s", why, failureReasons(ctx, cfg, spec.Name, started))
 	}
@@ -360,9 +360,15 @@ func expireKeys(mr *miniredis.Miniredis) (stop func()) {
 
 // fieldNames are the job's field names, sorted: the CSV columns.
 func fieldNames(spec *cluster.JobSpec) []string {
-	names := make([]string, 0, len(spec.Fields))
-	for n := range spec.Fields {
-		names = append(names, n)
+	var names []string
+	seen := map[string]bool{}
+	for _, k := range spec.PageKinds() {
+		for n := range k.Fields {
+			if k.Item && !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+			}
+		}
 	}
 	sort.Strings(names)
 	return names

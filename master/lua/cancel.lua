@@ -54,6 +54,15 @@ for i = 9, #K, 2 do
   inflight = inflight + redis.call('ZCARD', K[i + 1])
   redis.call('DEL', K[i])
 end
+-- the list pages waiting or in progress are dropped too, each counted as
+-- cancelled in its kind (kinds.lua): one in progress commits nothing now
+for _, e in ipairs(redis.call('LRANGE', K[3], 0, -1)) do
+  countKind(e, 'cancelled', 1)
+end
+for _, e in ipairs(redis.call('ZRANGE', K[4], 0, -1)) do
+  countKind(e, 'cancelled', 1)
+end
+writeKinds()
 redis.call('DEL', K[3], K[4], K[5], K[8])
 if dropped > 0 then
   redis.call('HINCRBY', K[2], cancelled, dropped)

@@ -3,8 +3,10 @@
 -- round. A: round, batch size, the state's round and seeded field names.
 -- Seeds are queued a batch per call so that a job of a million seeds never
 -- blocks Redis; the cursor (seeded) lives in the state, so a master that
--- takes the job over carries on where the last one stopped. Reply the
--- seeds left, or -1 if the job is no longer at this round.
+-- takes the job over carries on where the last one stopped. Each seed of
+-- a list kind counts as discovered, and as a duplicate when it was queued
+-- already (kinds.lua). Reply the seeds left, or -1 if the job is no longer
+-- at this round.
 local round, batch, fRound, fSeeded = A[1], tonumber(A[2]), A[3], A[4]
 if redis.call('HGET', K[1], fRound) ~= round then
   return -1
@@ -12,10 +14,15 @@ end
 local cursor = tonumber(redis.call('HGET', K[1], fSeeded) or '0')
 local entries = redis.call('LRANGE', K[2], cursor, cursor + batch - 1)
 for _, e in ipairs(entries) do
+  local page = string.sub(e, 42)
+  countKind(page, 'discovered', 1)
   if redis.call('SADD', K[4], string.sub(e, 1, 40)) == 1 then
-    redis.call('RPUSH', K[3], string.sub(e, 42))
+    redis.call('RPUSH', K[3], page)
+  else
+    countKind(page, 'duplicates', 1)
   end
 end
+writeKinds()
 cursor = cursor + #entries
 redis.call('HSET', K[1], fSeeded, cursor)
 return math.max(0, redis.call('LLEN', K[2]) - cursor)

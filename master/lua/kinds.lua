@@ -1,0 +1,41 @@
+-- Per-kind counters of list pages, for the scripts that queue or drop
+-- frontier entries (seed, queue_next, cancel). Their callers append the
+-- job's stats key to K and the item kinds' names (space-separated) to A;
+-- both are taken off here, so the script's body sees K and A as before.
+-- A frontier entry of a list kind ("k" in its wire form, start when it has
+-- none) counts in the stats fields kind:<kind>:<stat>; an entry of an item
+-- kind, or a sitemaps entry ("s"), is counted where its pages are routed.
+-- A job in the short form passes '*' for the item kinds: its counters are
+-- the job's alone, as they always were.
+local KIND_STATS = table.remove(K)
+local KIND_ITEMS = {}
+local itemKinds = table.remove(A)
+local KIND_OFF = itemKinds == '*'
+for name in string.gmatch(itemKinds, '%S+') do
+  KIND_ITEMS[name] = true
+end
+local kindSums, kindFields = {}, {}
+
+-- countKind adds n to stat of the list kind of frontier entry e, if any.
+local function countKind(e, stat, n)
+  if KIND_OFF or string.find(e, '"s":', 1, true) then
+    return
+  end
+  local kind = string.match(e, '"k":"([^"]*)"') or 'start'
+  if KIND_ITEMS[kind] then
+    return
+  end
+  local field = 'kind:' .. kind .. ':' .. stat
+  if not kindSums[field] then
+    kindSums[field] = 0
+    kindFields[#kindFields + 1] = field
+  end
+  kindSums[field] = kindSums[field] + n
+end
+
+-- writeKinds writes the sums countKind made.
+local function writeKinds()
+  for _, field in ipairs(kindFields) do
+    redis.call('HINCRBY', KIND_STATS, field, kindSums[field])
+  end
+end

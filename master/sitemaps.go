@@ -1,0 +1,91 @@
+package master
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.uber.org/zap"
+
+	"github.com/crawler-dev/crawler/canon"
+	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/downloader"
+	"github.com/crawler-dev/crawler/extract"
+	"github.com/crawler-dev/crawler/sitemap"
+)
+
+// walkSitemaps walks the job's sitemaps entry the frontier entry names and
+// returns its pages, of the entry's kind. Every sitemap (and robots.txt)
+// is fetched through the downloader, so it obeys robots.txt, the allowed
+// domains, the host's budget and the size limits as any page does. A
+// sitemap that cannot be had is counted and logged, not retried: the walk
+// goes on with the others.
+func (r *jobRunner) walkSitemaps(ctx context.Context, entry cluster.ListPage, counters map[string]int64) ([]extract.Link, error) {
+	if entry.Sitemap > len(r.spec.Sitemaps) {
+		return nil, fmt.Errorf("sitemaps entry %d: the job has %d", entry.Sitemap, len(r.spec.Sitemaps))
+	}
+	rule := r.spec.Sitemaps[entry.Sitemap-1]
+	walker, err := sitemap.NewWalker(rule, r.fetchBody)
+	if err != nil {
+		return nil, err
+	}
+	// for url: robots, the entry is one seed host's (the stored spec
+	// holds no seeds)
+	roots, err := sitemap.Roots(ctx, rule, r.fetchBody, []string{entry.URL})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		r.log.Warn("sitemaps not found", zap.String("url", rule.URL), zap.Error(err))
+		counters[cluster.StatSitemapsFailed]++
+		return nil, nil
+	}
+	var links []extract.Link
+	seen := map[string]bool{}
+	for _, root := range roots {
+		st, err := walker.Walk(ctx, root, func(p sitemap.Page) error {
+			_, u, err := canon.URLFingerprint(p.URL)
+			if err != nil {
+				counters[cluster.StatInvalidLinks]++
+			} else if !seen[u] {
+				seen[u] = true
+				links = append(links, extract.Link{URL: u, Kind: rule.Kind})
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		counters[cluster.StatSitemaps] += int64(st.Sitemaps)
+		counters[cluster.StatSitemapsFailed] += int64(st.Failed)
+		if len(st.Errors) > 0 {
+			r.log.Warn("sitemaps not read", zap.String("root", root), zap.Strings("errors", st.Errors))
+		}
+	}
+	counters[cluster.StatSitemapURLs] += int64(len(links))
+	return links, nil
+}
+
+// fetchBody fetches one sitemap or robots.txt through the downloader, as
+// it is (not HTML).
+func (r *jobRunner) fetchBody(ctx context.Context, url string) ([]byte, error) {
+	got := make(chan downloader.Result, 1)
+	r.m.dl.Submit(&downloader.Request{Ctx: ctx, URL: url, Job: r.dl, AllowNonHTML: true,
+		Done: func(_ context.Context, res downloader.Result) { got <- res }})
+	var res downloader.Result
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case res = <-got:
+	}
+	if res.Kind != downloader.Fetched {
+		if res.Err == nil {
+			res.Err = errors.New(res.Kind.String())
+		}
+		err := fmt.Errorf("fetch %s: %s: %w", url, res.Kind, res.Err)
+		r.log.Warn("sitemap not fetched", zap.Error(err))
+		return nil, err
+	}
+	defer res.Page.Release()
+	return append([]byte(nil), res.Page.Body...), nil
+}

@@ -1,0 +1,97 @@
+package slave
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/extract"
+	"github.com/crawler-dev/crawler/fetch"
+	"github.com/crawler-dev/crawler/store"
+)
+
+// jsonKind reports whether the pages of kind are JSON (fetched as they
+// are, not skipped as not HTML).
+func (j *job) jsonKind(kind string) bool {
+	k := j.rules.Kind(kind)
+	return k != nil && k.JSON
+}
+
+// errMissingField is the cause of an item that lacks a required field.
+var errMissingField = errors.New(extract.FailureMissingField)
+
+// extraction is what an item page yields: its fields, the links its rules
+// found and the page's text when no field holds any (for the simhash).
+type extraction struct {
+	*extract.Result
+	text string
+}
+
+// extract runs the rules of the item kind on the page. A page of a kind
+// the job does not have, one that cannot be read, or one without a
+// required field is an error: the page fails.
+func (j *job) extract(ctx context.Context, kind string, page *fetch.Page) (extraction, error) {
+	k := j.rules.Kind(kind)
+	if k == nil || !k.Item {
+		return extraction{}, fmt.Errorf("the job has no item kind %q", kind)
+	}
+	var out extraction
+	var err error
+	if k.JSON {
+		out.Result, err = k.Extract(ctx, page.URL, page.Body)
+	} else {
+		var doc *extract.Document
+		if doc, err = extract.ParseContext(ctx, page.URL, page.Body); err == nil {
+			out.Result, err = k.ExtractDocument(ctx, doc)
+			if err == nil && fieldText(out.Fields) == "" {
+				out.text = doc.Text()
+			}
+		}
+	}
+	if err != nil {
+		return extraction{}, err
+	}
+	if len(out.Missing) > 0 {
+		return extraction{}, fmt.Errorf("%w: %s", errMissingField, strings.Join(out.Missing, ", "))
+	}
+	return out, nil
+}
+
+// foundEntry is the Found entry of an item page: the links it holds and
+// what its rules matched, for the master to route and count. The short
+// form's detail pages hold no link rules and send none.
+func (j *job) foundEntry(t cluster.Task, res *extract.Result) string {
+	if len(res.Found) == 0 && j.spec.ShortForm() {
+		return ""
+	}
+	f := cluster.FoundLinks{Page: t.URL, Kind: t.ItemKind(), Round: t.Round, RuleFound: res.Found, Empty: res.Empty}
+	for _, l := range res.Links {
+		f.Links = append(f.Links, cluster.FoundLink{URL: l.URL, Kind: l.Kind})
+	}
+	return f.Encode()
+}
+
+// extractFailure is the record of an item page that yields no item; one
+// without a required field is of kind missing_field, one past its
+// extraction budget of kind extract_limit.
+func (s *Slave) extractFailure(w *work, cause error, tries int) store.Failure {
+	f := s.failure(w, cause, tries, false)
+	switch {
+	case errors.Is(cause, errMissingField):
+		f.Kind = extract.FailureMissingField
+	case extract.FailureKind(cause) != "":
+		f.Kind = extract.FailureKind(cause)
+	}
+	return f
+}
+
+// itemKindName is the kind an item of the task records: its kind in a job
+// written with kinds, none in the short form.
+func (j *job) itemKindName(t cluster.Task) string {
+	if j.spec.ShortForm() {
+		return ""
+	}
+	return t.ItemKind()
+}
