@@ -29,6 +29,10 @@ type Status struct {
 	Cancelling bool                   `json:"cancelling,omitempty"`
 	Counters   Counters               `json:"counters"`
 	Slaves     map[string]SlaveCounts `json:"slaves"`
+	// Warnings say why a job that is not finished may not be making
+	// progress (a proxy: require job while the pool holds no usable
+	// proxy); set by the command that shows the status.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Counters are a job's totals. Once the job is finished,

@@ -21,6 +21,7 @@ import (
 	"github.com/crawler-dev/crawler/client"
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/redact"
+	"github.com/crawler-dev/crawler/proxy"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -141,6 +142,7 @@ func newStatusCmd() *cobra.Command {
 				st, err = client.GetStatus(ctx, rdb, cf.keys(), job, cf.maxSlaves)
 			}
 			if st != nil {
+				st.Warnings = append(st.Warnings, proxyWarning(cmd.Context(), rdb, cf.keys(), st)...)
 				printStatus(cmd.OutOrStdout(), st, asJSON)
 			}
 			if errors.Is(err, context.DeadlineExceeded) {
@@ -180,6 +182,42 @@ func warnNoCrew(cmd *cobra.Command, rdb redis.UniversalClient, cf clusterFlags) 
 	}
 }
 
+// proxyWarning says why a job that requires proxies waits: the pool
+// holds no usable proxy. Nothing when the job is finished, does not
+// require proxies, or the pool cannot be read.
+func proxyWarning(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, st *client.Status) []string {
+	if st.State == cluster.StateFinished {
+		return nil
+	}
+	raw, err := rdb.Get(ctx, keys.Job(st.Job).Spec()).Bytes()
+	if err != nil {
+		return nil
+	}
+	spec, err := cluster.DecodeJobSpec(raw)
+	if err != nil || spec.Proxy != cluster.ProxyRequire {
+		return nil
+	}
+	pool, err := proxy.NewPool(rdb, keys, proxy.DefaultPoolOptions())
+	if err != nil {
+		return nil
+	}
+	l, err := pool.List(ctx, true)
+	if err != nil || l.Usable > 0 {
+		return nil
+	}
+	why := "no proxy source has been read (start a master or crawler proxy with --proxy-source)"
+	if l.Tracked+l.Removed > 0 {
+		why = fmt.Sprintf("%d proxies known, none usable", l.Tracked+l.Removed)
+		for _, e := range l.Proxies {
+			if e.Reason != "" {
+				why += fmt.Sprintf(" (%s: %s)", e.Proxy, e.Reason)
+				break
+			}
+		}
+	}
+	return []string{"proxy: require, but the pool has no usable proxy: " + why + "; see crawler client proxies"}
+}
+
 // storedNothing is the error of --wait and --watch for a job that
 // finished without storing an item: saying why, and where the failures
 // are.
@@ -205,6 +243,9 @@ func printStatus(w io.Writer, st *client.Status, asJSON bool) {
 		c.Discovered, c.Stored, c.Failed, c.Skipped, c.Duplicates, c.Cancelled, c.Queued, c.InFlight)
 	fmt.Fprintf(w, "  offsite %d, invalid links %d, near-duplicates %d, retries %d\n",
 		c.Offsite, c.InvalidLinks, c.NearDuplicates, c.Retries)
+	for _, warning := range st.Warnings {
+		fmt.Fprintf(w, "  warning: %s\n", warning)
+	}
 	ids := make([]string, 0, len(st.Slaves))
 	for id := range st.Slaves {
 		ids = append(ids, id)

@@ -270,3 +270,24 @@ func TestClient_resultsFromFiles(t *testing.T) {
 		t.Errorf("results of an unknown job from files: %v %s; want an error", err, stderr)
 	}
 }
+
+// TestClient_statusRequireEmptyPool (issue 18, item 16): a job that
+// requires proxies while the pool holds none usable says why in client
+// status instead of waiting silently.
+func TestClient_statusRequireEmptyPool(t *testing.T) {
+	_, keys := testenv.Redis(t)
+	conn := []string{"--redis", testenv.RedisURL(), "--prefix", keys.Prefix}
+	job := filepath.Join(t.TempDir(), "proxied.yaml")
+	if err := os.WriteFile(job, []byte(demosite.JobYAML("proxied", "http://127.0.0.1:1")+"proxy: require\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, err := crawler(t, time.Minute, append([]string{"client", "submit", "--job", job}, conn...)...); err != nil {
+		t.Fatalf("submit: %v\n%s", err, stderr)
+	}
+	for _, format := range [][]string{nil, {"--json"}} {
+		stdout, stderr, err := crawler(t, time.Minute, append(append([]string{"client", "status", "--job", "proxied"}, conn...), format...)...)
+		if err != nil || !strings.Contains(stdout, "no usable proxy") {
+			t.Errorf("client status %v of a proxy: require job with an empty pool: %v\n%s%s; want it to say the pool has no usable proxy", format, err, stdout, stderr)
+		}
+	}
+}
