@@ -32,8 +32,11 @@ type Status struct {
 	// Rounds are what each round's visits found, by round number
 	// (counters new, changed, unchanged and not_modified are their sums).
 	Rounds map[string]RoundCounts `json:"rounds,omitempty"`
-	// Kinds are the counters of each page kind; Warnings name the link
-	// rules and fields that matched nothing on every page of their kind.
+	// Kinds are the counters of each page kind. Warnings name the link
+	// rules and fields that matched nothing on every page of their kind,
+	// and say why a job that is not finished may not be making progress
+	// (a proxy: require job while the pool holds no usable proxy; added by
+	// the command that shows the status).
 	Kinds    map[string]KindCounts `json:"kinds,omitempty"`
 	Warnings []string              `json:"warnings,omitempty"`
 }

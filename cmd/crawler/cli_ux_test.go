@@ -334,7 +334,7 @@ func TestRun_resume(t *testing.T) {
 		"--redis", testenv.RedisURL(), "--prefix", keys.Prefix}
 	p := start(t, "run", append([]string{"run"}, args...)...)
 	interruptAfterItems(t, p, out)
-	if !strings.Contains(p.out.String(), "run again with the same --redis to resume") {
+	if !strings.Contains(p.out.String(), "run again with the same --redis and --prefix "+keys.Prefix+" to resume job resumed") {
 		t.Fatalf("the interrupted run does not say how to resume:\n%s", tail(p.out.String(), 1500))
 	}
 	stdout, stderr, err := crawler(t, 3*time.Minute, append([]string{"run", "--quiet"}, args...)...)

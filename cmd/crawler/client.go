@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,7 +9,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 
@@ -18,6 +21,7 @@ import (
 	"github.com/crawler-dev/crawler/client"
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/redact"
+	"github.com/crawler-dev/crawler/proxy"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -138,6 +142,7 @@ func newStatusCmd() *cobra.Command {
 				st, err = client.GetStatus(ctx, rdb, cf.keys(), job, cf.maxSlaves)
 			}
 			if st != nil {
+				st.Warnings = append(st.Warnings, proxyWarning(cmd.Context(), rdb, cf.keys(), st)...)
 				printStatus(cmd.OutOrStdout(), st, asJSON)
 			}
 			if errors.Is(err, context.DeadlineExceeded) {
@@ -175,6 +180,42 @@ func warnNoCrew(cmd *cobra.Command, rdb redis.UniversalClient, cf clusterFlags) 
 	case crew.Slaves == 0:
 		fmt.Fprintf(cmd.ErrOrStderr(), "warning: no slave is live at %s: the job waits until one starts there\n", where)
 	}
+}
+
+// proxyWarning says why a job that requires proxies waits: the pool
+// holds no usable proxy. Nothing when the job is finished, does not
+// require proxies, or the pool cannot be read.
+func proxyWarning(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, st *client.Status) []string {
+	if st.State == cluster.StateFinished {
+		return nil
+	}
+	raw, err := rdb.Get(ctx, keys.Job(st.Job).Spec()).Bytes()
+	if err != nil {
+		return nil
+	}
+	spec, err := cluster.DecodeJobSpec(raw)
+	if err != nil || spec.Proxy != cluster.ProxyRequire {
+		return nil
+	}
+	pool, err := proxy.NewPool(rdb, keys, proxy.DefaultPoolOptions())
+	if err != nil {
+		return nil
+	}
+	l, err := pool.List(ctx, true)
+	if err != nil || l.Usable > 0 {
+		return nil
+	}
+	why := "no proxy source has been read (start a master or crawler proxy with --proxy-source)"
+	if l.Tracked+l.Removed > 0 {
+		why = fmt.Sprintf("%d proxies known, none usable", l.Tracked+l.Removed)
+		for _, e := range l.Proxies {
+			if e.Reason != "" {
+				why += fmt.Sprintf(" (%s: %s)", e.Proxy, e.Reason)
+				break
+			}
+		}
+	}
+	return []string{"proxy: require, but the pool has no usable proxy: " + why + "; see crawler client proxies"}
 }
 
 // storedNothing is the error of --wait and --watch for a job that
@@ -235,13 +276,15 @@ func newResultsCmd() *cobra.Command {
 		mongo string
 		job   string
 		out   string
+		from  []string
 	)
 	cmd := &cobra.Command{
 		Use:   "results",
 		Short: "Export a job's items from MongoDB as JSON Lines, JSON or CSV",
 		Example: `  crawler client results --mongo mongodb://10.0.0.2:27017/crawler --job news -o news.jsonl
   crawler client results --job news -o news.csv        # the format comes from the extension
-  crawler client results --job news | jq .fields.title  # JSON Lines on stdout`,
+  crawler client results --job news | jq .fields.title  # JSON Lines on stdout
+  crawler client results --job news --from 'items-*.jsonl' -o news.csv   # a cluster without MongoDB: the slaves' --output files`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if job == "" {
@@ -255,6 +298,9 @@ func newResultsCmd() *cobra.Command {
 				}
 				format = f
 			}
+			if len(from) > 0 {
+				return exportFromFiles(cmd, from, job, out, format)
+			}
 			m, err := openMongo(cmd.Context(), mongo)
 			if err != nil {
 				return err
@@ -265,6 +311,7 @@ func newResultsCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&mongo, "mongo", defaultMongo, "MongoDB URI; the path names the database")
+	f.StringArrayVar(&from, "from", nil, "read the items from these JSON Lines files instead of MongoDB: a cluster's per-slave --output files, merged, each item once (repeatable; a quoted glob such as 'items-*.jsonl' is expanded)")
 	f.StringVar(&job, "job", "", "job name")
 	f.StringVarP(&out, "output", "o", "", "write to this file (.jsonl, .json or .csv) instead of stdout (-)")
 	return cmd
@@ -281,8 +328,44 @@ func exportResults(cmd *cobra.Command, m *store.Mongo, job, out string, format s
 	if !exists {
 		return fmt.Errorf("--job: no items or failures of job %q in this database (is --mongo the database the cluster writes to?)", job)
 	}
+	return writeExport(cmd, job, out, func(w io.Writer) (int, error) { return m.ExportItemsAs(ctx, job, w, format) })
+}
+
+// exportFromFiles writes the job's items from the JSON Lines files that
+// the patterns name (the per-slave --output files of a cluster without
+// MongoDB; failures files are left out), each item once.
+func exportFromFiles(cmd *cobra.Command, patterns []string, job, out string, format store.Format) error {
+	var paths []string
+	for _, p := range patterns {
+		matched, err := filepath.Glob(p)
+		if err != nil || len(matched) == 0 {
+			return fmt.Errorf("--from: no file matches %s", p)
+		}
+		for _, m := range matched {
+			if !strings.HasSuffix(m, ".failed.jsonl") && !strings.HasSuffix(m, ".partial") {
+				paths = append(paths, m)
+			}
+		}
+	}
+	var buf bytes.Buffer
+	n, err := store.ExportFilesAs(paths, job, &buf, format)
+	if err != nil {
+		return fmt.Errorf("--from: %w", err)
+	}
+	if n == 0 {
+		return fmt.Errorf("--job: no items of job %q in %s", job, strings.Join(paths, ", "))
+	}
+	return writeExport(cmd, job, out, func(w io.Writer) (int, error) {
+		_, err := buf.WriteTo(w)
+		return n, err
+	})
+}
+
+// writeExport writes an export to out, through a temporary file renamed
+// at the end, or to stdout for "" or "-".
+func writeExport(cmd *cobra.Command, job, out string, export func(io.Writer) (int, error)) error {
 	if out == "" || out == "-" {
-		_, err := m.ExportItemsAs(ctx, job, cmd.OutOrStdout(), format)
+		_, err := export(cmd.OutOrStdout())
 		return err
 	}
 	tmp := out + ".partial"
@@ -290,7 +373,7 @@ func exportResults(cmd *cobra.Command, m *store.Mongo, job, out string, format s
 	if err != nil {
 		return fmt.Errorf("-o: %w", err)
 	}
-	n, err := m.ExportItemsAs(ctx, job, f, format)
+	n, err := export(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

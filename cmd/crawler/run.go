@@ -190,7 +190,11 @@ func runOutcome(ctx context.Context, cfg runConfig, spec *cluster.JobSpec, st *c
 		if cfg.redis == "" {
 			return errors.New("interrupted before the job finished; what was stored is in the output (this run's own Redis is gone: run again to crawl anew, or use --redis to resume)")
 		}
-		return fmt.Errorf("interrupted before the job finished; run again with the same --redis to resume job %s", spec.Name)
+		same := "--redis"
+		if cfg.prefix != cluster.DefaultPrefix {
+			same = "--redis and --prefix " + cfg.prefix
+		}
+		return fmt.Errorf("interrupted before the job finished; run again with the same %s to resume job %s", same, spec.Name)
 	}
 	if err != nil {
 		return err

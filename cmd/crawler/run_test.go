@@ -232,3 +232,62 @@ func TestDemo_quietSaysWhereFailuresGo(t *testing.T) {
 		t.Errorf("stderr does not say where the failures went:\n%s", tail(stderr.String(), 2000))
 	}
 }
+
+// TestClient_resultsFromFiles (issue 18, a cluster without MongoDB):
+// client results --from merges items files written by crawls (as each
+// slave of a cluster given --output writes its own), each item once,
+// into any of run's formats; failures files are left out.
+func TestClient_resultsFromFiles(t *testing.T) {
+	site, base := serveSite(t, demosite.Options{Details: 30})
+	dir := t.TempDir()
+	job := writeJob(t, "merged", base)
+	for _, name := range []string{"items-0.jsonl", "items-1.jsonl"} {
+		if _, stderr, err := crawler(t, 2*time.Minute, "run", "--job", job, "-o", filepath.Join(dir, name), "--quiet"); err != nil {
+			t.Fatalf("run -o %s: %v\n%s", name, err, tail(stderr, 2000))
+		}
+	}
+	stored := 0
+	for _, o := range site.Expected() {
+		if o == demosite.Stored {
+			stored++
+		}
+	}
+	out := filepath.Join(dir, "merged.csv")
+	if _, stderr, err := crawler(t, time.Minute, "client", "results", "--job", "merged",
+		"--from", filepath.Join(dir, "items-*.jsonl"), "-o", out); err != nil {
+		t.Fatalf("client results --from: %v\n%s", err, stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if !strings.HasPrefix(lines[0], "url,") || len(lines)-1 != stored {
+		t.Errorf("merged CSV: header %q and %d rows, want url first and %d rows (each item once)", lines[0], len(lines)-1, stored)
+	}
+	if _, stderr, err := crawler(t, time.Minute, "client", "results", "--job", "nope", "--from", filepath.Join(dir, "items-*.jsonl")); err == nil ||
+		!strings.Contains(stderr, "no items of job") {
+		t.Errorf("results of an unknown job from files: %v %s; want an error", err, stderr)
+	}
+}
+
+// TestClient_statusRequireEmptyPool (issue 18, item 16): a job that
+// requires proxies while the pool holds none usable says why in client
+// status instead of waiting silently.
+func TestClient_statusRequireEmptyPool(t *testing.T) {
+	_, keys := testenv.Redis(t)
+	conn := []string{"--redis", testenv.RedisURL(), "--prefix", keys.Prefix}
+	job := filepath.Join(t.TempDir(), "proxied.yaml")
+	if err := os.WriteFile(job, []byte(demosite.JobYAML("proxied", "http://127.0.0.1:1")+"proxy: require\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, err := crawler(t, time.Minute, append([]string{"client", "submit", "--job", job}, conn...)...); err != nil {
+		t.Fatalf("submit: %v\n%s", err, stderr)
+	}
+	for _, format := range [][]string{nil, {"--json"}} {
+		stdout, stderr, err := crawler(t, time.Minute, append(append([]string{"client", "status", "--job", "proxied"}, conn...), format...)...)
+		if err != nil || !strings.Contains(stdout, "no usable proxy") {
+			t.Errorf("client status %v of a proxy: require job with an empty pool: %v\n%s%s; want it to say the pool has no usable proxy", format, err, stdout, stderr)
+		}
+	}
+}
