@@ -10,7 +10,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.7.0
 COMPOSE ?= $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build test check fmt-check vet staticcheck fuzz k8s-check bench demo up down clean
+.PHONY: all build test check fmt-check vet staticcheck deadcode fuzz k8s-check bench demo up down clean
 
 all: build
 
@@ -28,7 +28,7 @@ test: check fuzz k8s-check
 k8s-check: build
 	cd deploy/k8s && CRAWLER_BIN=$(abspath $(BIN)) $(GO) test -count=1 ./...
 
-check: fmt-check vet staticcheck
+check: fmt-check vet staticcheck deadcode
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -40,6 +40,11 @@ vet:
 
 staticcheck:
 	$(GO) run $(STATICCHECK) ./...
+
+## deadcode: no function the shipped mains cannot reach, but those
+## scripts/deadcode.allow names with a reason
+deadcode:
+	GO=$(GO) ./scripts/deadcode.sh
 
 ## fuzz: every fuzz target for a bounded budget (FUZZTIME each: a count
 ## such as 30000x; a duration can trip golang/go#75804 before Go 1.27)
