@@ -4,7 +4,7 @@ GO        ?= go
 BIN       ?= bin/crawler
 BENCH_BIN ?= bin/crawler-bench
 PKGS      ?= ./...
-TESTFLAGS ?= -race -count=1 -timeout 30m
+TESTFLAGS ?= -race -count=1 -timeout 45m
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.7.0
 # Compose: `docker compose` (v2) when its plugin is installed, else docker-compose (v1).
 COMPOSE ?= $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
