@@ -2,6 +2,7 @@ package master
 
 import (
 	"errors"
+	"strings"
 	"reflect"
 	"testing"
 	"time"
@@ -132,5 +133,19 @@ func TestFrontier_fenced(t *testing.T) {
 	}
 	if state := f.rdb.HGet(f.ctx, f.jk.State(), cluster.StateField).Val(); state != cluster.StatePending {
 		t.Errorf("state = %s, want it untouched (pending)", state)
+	}
+}
+
+// TestFrontier_stateGone: when the job's state is gone from Redis (it
+// restarted empty), the master says so rather than blaming another master,
+// and stops acting on the job as when fenced.
+func TestFrontier_stateGone(t *testing.T) {
+	f := newFixture(t)
+	f.submit(t, "https://example.com/list/0")
+	r := f.runner(t, 0)
+	f.rdb.Del(f.ctx, f.jk.Fence(), f.jk.State()) // Redis restarted empty
+	_, err := r.frontier.startRound(f.ctx, 1)
+	if !errors.Is(err, errFenced) || !errors.Is(err, errJobGone) || !strings.Contains(err.Error(), "state is gone") {
+		t.Fatalf("startRound with the job's state gone = %v, want errJobGone (which stops the job as errFenced does)", err)
 	}
 }

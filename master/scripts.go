@@ -14,8 +14,22 @@ var luaFiles embed.FS
 // fencing token is stale and it must stop acting on the job.
 var errFenced = errors.New("job taken over by another master (stale fencing token)")
 
+// errJobGone is returned when the job's fencing counter is gone from
+// Redis: it restarted empty (without persistence), or the job was reset.
+// It counts as fenced (errors.Is(errJobGone, errFenced)): the master stops
+// acting on the job, saying what happened rather than blaming another.
+var errJobGone error = jobGone{}
+
+type jobGone struct{}
+
+func (jobGone) Error() string {
+	return "the job's state is gone from Redis (it restarted empty, or the job was reset); submit the job again to crawl it"
+}
+
+func (jobGone) Is(target error) bool { return target == errFenced }
+
 // codes translates the scripts' error replies.
-var codes = luascript.Codes{"FENCED": errFenced}
+var codes = luascript.Codes{"FENCED": errFenced, "GONE": errJobGone}
 
 var (
 	startRoundScript = luascript.Load(luaFiles, "lua/fence.lua", "lua/start_round.lua")
