@@ -2,8 +2,8 @@ package master
 
 import (
 	"errors"
-	"strings"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
