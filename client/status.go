@@ -35,8 +35,7 @@ type Status struct {
 	// Kinds are the counters of each page kind. Warnings name the link
 	// rules and fields that matched nothing on every page of their kind,
 	// and say why a job that is not finished may not be making progress
-	// (a proxy: require job while the pool holds no usable proxy; added by
-	// the command that shows the status).
+	// (a proxy: require job while the pool holds no usable proxy).
 	Kinds    map[string]KindCounts `json:"kinds,omitempty"`
 	Warnings []string              `json:"warnings,omitempty"`
 }
@@ -144,6 +143,7 @@ func GetStatus(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys
 	st.Counters.RoundCounts, st.Rounds = recrawlCounts(stats)
 	if spec, err := cluster.DecodeJobSpec([]byte(specCmd.Val())); err == nil {
 		st.Kinds, st.Warnings = kindStatus(spec, stats, st.Counters)
+		st.Warnings = append(st.Warnings, proxyWarnings(ctx, rdb, keys, spec, st)...)
 	}
 	return st, nil
 }

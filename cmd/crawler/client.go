@@ -21,7 +21,6 @@ import (
 	"github.com/crawler-dev/crawler/client"
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/redact"
-	"github.com/crawler-dev/crawler/proxy"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -142,7 +141,6 @@ func newStatusCmd() *cobra.Command {
 				st, err = client.GetStatus(ctx, rdb, cf.keys(), job, cf.maxSlaves)
 			}
 			if st != nil {
-				st.Warnings = append(st.Warnings, proxyWarning(cmd.Context(), rdb, cf.keys(), st)...)
 				printStatus(cmd.OutOrStdout(), st, asJSON)
 			}
 			if errors.Is(err, context.DeadlineExceeded) {
@@ -180,42 +178,6 @@ func warnNoCrew(cmd *cobra.Command, rdb redis.UniversalClient, cf clusterFlags) 
 	case crew.Slaves == 0:
 		fmt.Fprintf(cmd.ErrOrStderr(), "warning: no slave is live at %s: the job waits until one starts there\n", where)
 	}
-}
-
-// proxyWarning says why a job that requires proxies waits: the pool
-// holds no usable proxy. Nothing when the job is finished, does not
-// require proxies, or the pool cannot be read.
-func proxyWarning(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, st *client.Status) []string {
-	if st.State == cluster.StateFinished {
-		return nil
-	}
-	raw, err := rdb.Get(ctx, keys.Job(st.Job).Spec()).Bytes()
-	if err != nil {
-		return nil
-	}
-	spec, err := cluster.DecodeJobSpec(raw)
-	if err != nil || spec.Proxy != cluster.ProxyRequire {
-		return nil
-	}
-	pool, err := proxy.NewPool(rdb, keys, proxy.DefaultPoolOptions())
-	if err != nil {
-		return nil
-	}
-	l, err := pool.List(ctx, true)
-	if err != nil || l.Usable > 0 {
-		return nil
-	}
-	why := "no proxy source has been read (start a master or crawler proxy with --proxy-source)"
-	if l.Tracked+l.Removed > 0 {
-		why = fmt.Sprintf("%d proxies known, none usable", l.Tracked+l.Removed)
-		for _, e := range l.Proxies {
-			if e.Reason != "" {
-				why += fmt.Sprintf(" (%s: %s)", e.Proxy, e.Reason)
-				break
-			}
-		}
-	}
-	return []string{"proxy: require, but the pool has no usable proxy: " + why + "; see crawler client proxies"}
 }
 
 // storedNothing is the error of --wait and --watch for a job that
