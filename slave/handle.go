@@ -30,6 +30,9 @@ type work struct {
 	// why its last holder gave up on it.
 	deliveries int
 	lastError  string
+	// marked is closed once the task's start mark is written; nil until
+	// its fetch begins (guarded by the marker's mutex).
+	marked chan struct{}
 	// visit is what a re-crawl of the page knows (recrawl.go).
 	visit visit
 }
@@ -48,6 +51,7 @@ func (s *Slave) handle(ctx context.Context, res downloader.Result) {
 		}
 		return
 	case downloader.Fetched:
+		s.marks.wait(ctx, w)
 		if s.notModified(w, res) {
 			return
 		}

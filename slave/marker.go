@@ -8,8 +8,8 @@ import (
 	"go.uber.org/zap"
 )
 
-// markWait bounds how long a fetch waits for its start mark: with Redis
-// away the page is fetched anyway, and a holder that dies with it then is
+// markWait bounds how long a fetched page waits for its start mark: with Redis
+// away the page is extracted anyway, and a holder that dies with it then is
 // not counted against it.
 const markWait = 2 * time.Second
 
@@ -18,7 +18,8 @@ const markWait = 2 * time.Second
 // an outcome only those whose fetch had begun count toward dead-lettering.
 // Marks are written in groups: whatever began while the last group was
 // being written goes in the next one, so a mark costs a fetch about one
-// round trip and no more than one script call is in progress.
+// round trip, overlapped with its fetch, and no more than one script call
+// is in progress.
 type marker struct {
 	s    *Slave
 	log  *zap.Logger
@@ -32,16 +33,29 @@ func newMarker(s *Slave, log *zap.Logger) *marker {
 	return &marker{s: s, log: log, next: map[*job][]string{}, done: make(chan struct{}), kick: make(chan struct{}, 1)}
 }
 
-// started marks w begun and waits until the mark is written, or markWait
-// has passed, or ctx ends.
-func (m *marker) started(ctx context.Context, w *work) {
+// started queues w's start mark and returns at once: the mark is written
+// while the page is fetched, so no host slot is held for it. The slave
+// waits for it (wait) before it extracts the page, so a page whose
+// content crashes its holder is marked by then.
+func (m *marker) started(w *work) {
 	m.mu.Lock()
 	m.next[w.job] = append(m.next[w.job], w.raw)
-	done := m.done
+	w.marked = m.done
 	m.mu.Unlock()
 	select {
 	case m.kick <- struct{}{}:
 	default:
+	}
+}
+
+// wait waits until w's start mark is written, or markWait has passed, or
+// ctx ends; at once if w was never marked.
+func (m *marker) wait(ctx context.Context, w *work) {
+	m.mu.Lock()
+	done := w.marked
+	m.mu.Unlock()
+	if done == nil {
+		return
 	}
 	t := time.NewTimer(markWait)
 	defer t.Stop()

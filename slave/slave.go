@@ -278,7 +278,7 @@ func (s *Slave) start(drainCtx context.Context, w *work) {
 		return
 	}
 	s.dl.Submit(&downloader.Request{Ctx: drainCtx, Abandon: w.job.stopped, URL: task.URL, Job: w.job.dl, Item: w,
-		Validators: w.validators(), Started: func() { s.marks.started(drainCtx, w) },
+		Validators: w.validators(), Started: func() { s.marks.started(w) },
 		AllowNonHTML: w.job.jsonKind(task.ItemKind()),
 		Done: func(_ context.Context, res downloader.Result) {
 			defer s.signalFreed()
