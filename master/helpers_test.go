@@ -2,7 +2,11 @@ package master
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +18,7 @@ import (
 	"github.com/crawler-dev/crawler/client"
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/queue"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -27,6 +32,7 @@ type fixture struct {
 	m        *Master
 	failures *store.JSONL
 	failPath string
+	seed     string // the base URL of the site the test serves, if any
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -53,14 +59,146 @@ func newFixture(t *testing.T) *fixture {
 // submit submits a job named news with the given seeds.
 func (f *fixture) submit(t *testing.T, seeds ...string) {
 	t.Helper()
+	f.submitSpec(t, nil, seeds...)
+}
+
+// submitSpec submits a job named news with the given seeds, its spec (a
+// short form: .item a to the details, their h1 as title) changed by edit
+// when edit is not nil.
+func (f *fixture) submitSpec(t *testing.T, edit func(*cluster.JobSpec), seeds ...string) {
+	t.Helper()
 	spec := cluster.DefaultJobSpec()
 	spec.Name, spec.Seeds, spec.AllowPrivateNetworks = "news", seeds, true
 	spec.DetailLink = &cluster.LinkRule{CSS: ".item a"}
 	spec.Fields = map[string]cluster.FieldRule{"title": {CSS: "h1"}}
 	spec.Dedup.Capacity = 10000
+	if edit != nil {
+		edit(&spec)
+	}
 	if err := client.Submit(f.ctx, f.rdb, f.keys, &spec); err != nil {
 		t.Fatalf("submit: %v", err)
 	}
+}
+
+// startRound starts round 1 of r's job and queues all its seeds.
+func (f *fixture) startRound(t *testing.T, r *jobRunner) {
+	t.Helper()
+	if _, err := r.frontier.startRound(f.ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.seed(f.ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runDownloader runs the master's downloader (list pages, sitemaps and
+// robots.txt go through it) until the test ends.
+func (f *fixture) runDownloader(t *testing.T) {
+	t.Helper()
+	ctx, stop := context.WithCancel(f.ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = f.m.dl.Run(ctx) }()
+	t.Cleanup(func() { stop(); <-done })
+}
+
+// processEntries takes the frontier's next n entries, hands those pick
+// keeps (all when pick is nil) to r as feed does, and waits until r is
+// done with each: committed, or noted for another delivery. It returns
+// the entries handed over.
+func (f *fixture) processEntries(t *testing.T, r *jobRunner, n int, pick func(cluster.ListPage) bool) []queue.Delivery {
+	t.Helper()
+	ds, err := r.lists.Take(f.ctx, n, time.Minute)
+	if err != nil || len(ds) != n {
+		t.Fatalf("take %d list pages: %+v %v", n, ds, err)
+	}
+	var started []queue.Delivery
+	for _, d := range ds {
+		if page, err := cluster.DecodeListPage(d.Entry); pick == nil || (err == nil && pick(page)) {
+			r.startList(f.ctx, 1, d)
+			started = append(started, d)
+		}
+	}
+	testenv.Eventually(t, time.Minute, "the runner is done with its list pages", func() bool { return r.inProgressCount() == 0 })
+	return started
+}
+
+// failureRecords closes the fixture's failure store and returns its
+// records, one a line.
+func (f *fixture) failureRecords(t *testing.T) []string {
+	t.Helper()
+	_ = f.failures.Close()
+	data, err := os.ReadFile(f.failPath)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	return strings.Fields(string(data))
+}
+
+// serveSite serves pages on loopback until the test ends: the body given
+// for each path (HTML, XML for a path ending .xml, text for robots.txt),
+// 404 for others. In a body $BASE is the site's URL and $OTHERHOST the
+// same server reached as localhost (another host); a body
+// "redirect:<url>" redirects there.
+func serveSite(t *testing.T, pages map[string]string) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, ok := pages[r.URL.RequestURI()]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		_, port, _ := strings.Cut(r.Host, ":")
+		body = strings.NewReplacer("$BASE", "http://"+r.Host, "$OTHERHOST", "http://localhost:"+port).Replace(body)
+		if to, ok := strings.CutPrefix(body, "redirect:"); ok {
+			http.Redirect(w, r, to, http.StatusFound)
+			return
+		}
+		switch {
+		case strings.HasSuffix(r.URL.Path, ".xml"):
+			w.Header().Set("Content-Type", "application/xml")
+		case r.URL.Path == "/robots.txt":
+			w.Header().Set("Content-Type", "text/plain")
+		default:
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		}
+		_, _ = w.Write([]byte(body))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// testSlaves bounds the slave IDs the tests route to.
+const testSlaves = 8
+
+// queuedTasks returns the tasks queued for the job's slaves 0 to
+// testSlaves-1, by slave.
+func (f *fixture) queuedTasks(t *testing.T) map[int][]cluster.Task {
+	t.Helper()
+	out := map[int][]cluster.Task{}
+	for slave := 0; slave < testSlaves; slave++ {
+		for _, raw := range f.rdb.LRange(f.ctx, f.jk.Queue(slave), 0, -1).Val() {
+			task, err := cluster.DecodeTask(raw)
+			if err != nil {
+				t.Fatalf("queued task %q: %v", raw, err)
+			}
+			out[slave] = append(out[slave], task)
+		}
+	}
+	return out
+}
+
+// frontierPages returns the list pages waiting on the frontier.
+func (f *fixture) frontierPages(t *testing.T) []cluster.ListPage {
+	t.Helper()
+	var out []cluster.ListPage
+	for _, e := range f.rdb.LRange(f.ctx, f.jk.Frontier(), 0, -1).Val() {
+		page, err := cluster.DecodeListPage(e)
+		if err != nil {
+			t.Fatalf("frontier entry %q: %v", e, err)
+		}
+		out = append(out, page)
+	}
+	return out
 }
 
 // runner acquires the job the way tendJob does and returns its loaded

@@ -6,14 +6,18 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/crawler-dev/crawler/canon"
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/internal/testenv"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -32,10 +36,21 @@ func page(t *testing.T) *httptest.Server {
 // leaves it, and queues tasks for slave 0 at the given paths of base.
 func runningJob(t testing.TB, ctx context.Context, rdb *redis.Client, keys cluster.Keys, name, base string, paths ...string) cluster.JobKeys {
 	t.Helper()
+	return runningJobSpec(t, ctx, rdb, keys, name, base, nil, paths...)
+}
+
+// runningJobSpec is runningJob with the job's spec changed by edit (when
+// not nil) before it is written.
+func runningJobSpec(t testing.TB, ctx context.Context, rdb *redis.Client, keys cluster.Keys, name, base string,
+	edit func(*cluster.JobSpec), paths ...string) cluster.JobKeys {
+	t.Helper()
 	spec := cluster.DefaultJobSpec()
 	spec.Name, spec.Seeds, spec.AllowPrivateNetworks = name, []string{base + "/list"}, true
 	spec.DetailLink = &cluster.LinkRule{CSS: "a"}
 	spec.Fields = map[string]cluster.FieldRule{"title": {CSS: "h1"}}
+	if edit != nil {
+		edit(&spec)
+	}
 	spec.ApplyDefaults()
 	raw, _ := json.Marshal(&spec)
 	jk := keys.Job(name)
@@ -108,6 +123,7 @@ func (b *brokenItems) SaveItem(context.Context, store.Item) error {
 // as a Redis that is away would; a hook beside the real Redis.
 type failingScripts struct {
 	n     atomic.Int64
+	calls atomic.Int64 // the script calls matched, failed or not
 	match func(cmd redis.Cmder) bool
 }
 
@@ -115,7 +131,10 @@ func (f *failingScripts) DialHook(next redis.DialHook) redis.DialHook { return n
 
 func (f *failingScripts) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if f.match(cmd) && f.n.Add(-1) >= 0 {
+		if !f.match(cmd) {
+			return next(ctx, cmd)
+		}
+		if f.calls.Add(1); f.n.Add(-1) >= 0 {
 			err := errors.New("connection reset by peer (injected)")
 			cmd.SetErr(err)
 			return err
@@ -126,4 +145,37 @@ func (f *failingScripts) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 
 func (f *failingScripts) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return next
+}
+
+// settled waits until slave 0 holds none of the job's tasks, queued or in
+// flight: each was acknowledged (or handed back).
+func settled(t testing.TB, ctx context.Context, rdb *redis.Client, jk cluster.JobKeys) {
+	t.Helper()
+	testenv.Eventually(t, time.Minute, "every task settled", func() bool {
+		return rdb.LLen(ctx, jk.Queue(0)).Val()+rdb.ZCard(ctx, jk.Inflight(0)).Val() == 0
+	})
+}
+
+// failureRecords closes items and returns its failure records by URL.
+func failureRecords(t *testing.T, items *store.JSONL, path string) map[string]store.Failure {
+	t.Helper()
+	if err := items.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(store.FailuresPath(path))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	out := map[string]store.Failure{}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		if line == "" {
+			continue
+		}
+		var f store.Failure
+		if err := json.Unmarshal([]byte(line), &f); err != nil {
+			t.Fatalf("failure record %s: %v", line, err)
+		}
+		out[f.URL] = f
+	}
+	return out
 }

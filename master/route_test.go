@@ -1,0 +1,285 @@
+package master
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crawler-dev/crawler/canon"
+	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/dedup"
+	"github.com/crawler-dev/crawler/extract"
+)
+
+// routeSite is a loopback site whose robots.txt disallows /private.
+var routeSite = map[string]string{"/robots.txt": "User-agent: *\nDisallow: /private\n"}
+
+// TestJobRunner_route: the links found on a page go where their kinds
+// say: item links through the dupefilter to the slave the table routes
+// them to, list links onto the frontier one level deeper within max_depth;
+// links off the allowed domains are dropped (item links counted offsite),
+// item links robots.txt disallows are counted robots_disallowed.
+func TestJobRunner_route(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		maxDepth int
+		links    []extract.Link // URLs on the site given as paths
+		frontier []string       // list pages queued, as paths
+		queued   []string       // detail tasks queued, as paths
+		counters map[string]int64
+	}{
+		{name: "items to the slaves, lists one level deeper",
+			links:    []extract.Link{{URL: "/p/1", Kind: cluster.KindDetail}, {URL: "/p/2", Kind: cluster.KindDetail}, {URL: "/list/2", Kind: cluster.KindStart}},
+			frontier: []string{"/list/2"}, queued: []string{"/p/1", "/p/2"}, counters: map[string]int64{}},
+		{name: "list pages past max_depth dropped", maxDepth: 2,
+			links:  []extract.Link{{URL: "/list/2", Kind: cluster.KindStart}, {URL: "/p/1", Kind: cluster.KindDetail}},
+			queued: []string{"/p/1"}, counters: map[string]int64{}},
+		{name: "off the allowed domains",
+			links:    []extract.Link{{URL: "http://example.org/list", Kind: cluster.KindStart}, {URL: "http://example.org/p", Kind: cluster.KindDetail}},
+			counters: map[string]int64{cluster.StatOffsite: 1}},
+		{name: "disallowed by robots.txt",
+			links:  []extract.Link{{URL: "/private/1", Kind: cluster.KindDetail}, {URL: "/p/1", Kind: cluster.KindDetail}},
+			queued: []string{"/p/1"}, counters: map[string]int64{cluster.StatRobots: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			base := serveSite(t, routeSite).URL
+			f.submitSpec(t, func(s *cluster.JobSpec) { s.MaxDepth = tc.maxDepth }, base+"/list")
+			r := f.runner(t, 0, 1)
+			f.runDownloader(t)
+			links := make([]extract.Link, len(tc.links))
+			for i, l := range tc.links {
+				links[i] = extract.Link{URL: absolute(base, l.URL), Kind: l.Kind}
+			}
+			counters := map[string]int64{}
+			page := cluster.ListPage{URL: base + "/list", Depth: 1}
+			if err := r.route(f.ctx, 1, page, pageOnce(page.URL), links, counters); err != nil {
+				t.Fatalf("route: %v", err)
+			}
+			if fmt.Sprint(counters) != fmt.Sprint(tc.counters) {
+				t.Errorf("counters = %v, want %v", counters, tc.counters)
+			}
+			var frontier []string
+			for _, p := range f.frontierPages(t) {
+				frontier = append(frontier, strings.TrimPrefix(p.URL, base))
+				if p.Depth != 2 || p.Kind != "" {
+					t.Errorf("frontier page %+v: want depth 2, kind start (empty)", p)
+				}
+			}
+			if fmt.Sprint(frontier) != fmt.Sprint(tc.frontier) {
+				t.Errorf("frontier = %v, want %v", frontier, tc.frontier)
+			}
+			queued := routedPaths(t, f, base)
+			if fmt.Sprint(queued) != fmt.Sprint(tc.queued) {
+				t.Errorf("queued = %v, want %v", queued, tc.queued)
+			}
+			if got := f.rdb.HGet(f.ctx, f.jk.Stats(), cluster.StatRouted).Val(); got != fmt.Sprint(len(tc.queued)) && len(tc.queued) > 0 {
+				t.Errorf("routed = %s, want %d", got, len(tc.queued))
+			}
+		})
+	}
+}
+
+// absolute makes a path absolute on base; a URL stays as it is.
+func absolute(base, u string) string {
+	if strings.HasPrefix(u, "/") {
+		return base + u
+	}
+	return u
+}
+
+// routedPaths returns the paths of the tasks queued on the slaves, sorted,
+// checking that each is queued on the slave the live table routes it to.
+func routedPaths(t *testing.T, f *fixture, base string) []string {
+	t.Helper()
+	routes := f.m.liveRoutes()
+	var out []string
+	for slave, tasks := range f.queuedTasks(t) {
+		for _, task := range tasks {
+			fp := canon.RequestFingerprint("GET", task.URL, nil)
+			if to, err := routes.Route(fp[:]); err != nil || to != slave || task.FP != fp.String() {
+				t.Errorf("task %s queued on slave %d with fp %s; the table routes it to %d (%v), fp %s",
+					task.URL, slave, task.FP, to, err, fp)
+			}
+			out = append(out, strings.TrimPrefix(task.URL, base))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestJobRunner_admitOnce: a page's detail links are admitted once per
+// round however often the page is fetched (its once-guard), in chunks of
+// admitChunk each guarded apart; the same links found on another page are
+// duplicates.
+func TestJobRunner_admitOnce(t *testing.T) {
+	f := newFixture(t)
+	f.submit(t, "https://example.com/list/0")
+	r := f.runner(t, 0, 1)
+	n := 2*admitChunk + 500
+	var cands []dedup.Candidate
+	var slaves []int
+	for i := 0; i < n; i++ {
+		c, slave, err := r.candidate(f.m.liveRoutes(), 1, "https://example.com/list/0",
+			extract.Link{URL: fmt.Sprintf("https://example.com/p/%d", i), Kind: cluster.KindDetail})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cands, slaves = append(cands, c), append(slaves, slave)
+	}
+	counts := func() (routed, dups, queued int64) {
+		stats := f.rdb.HGetAll(f.ctx, f.jk.Stats()).Val()
+		fmt.Sscan(stats[cluster.StatRouted], &routed)
+		fmt.Sscan(stats[cluster.StatDuplicates], &dups)
+		return routed, dups, f.rdb.LLen(f.ctx, f.jk.Queue(0)).Val() + f.rdb.LLen(f.ctx, f.jk.Queue(1)).Val()
+	}
+	for i := 0; i < 2; i++ { // fetched again after a crash before its commit
+		if err := r.admit(f.ctx, 1, "page-a", cands, slaves); err != nil {
+			t.Fatalf("admit %d: %v", i, err)
+		}
+		if routed, dups, queued := counts(); routed != int64(n) || dups != 0 || queued != int64(n) {
+			t.Fatalf("after admission %d: routed %d, duplicates %d, queued %d; want %d routed and queued once", i, routed, dups, queued, n)
+		}
+	}
+	if err := r.admit(f.ctx, 1, "page-b", cands[:10], slaves[:10]); err != nil {
+		t.Fatal(err)
+	}
+	if routed, dups, queued := counts(); routed != int64(n) || dups != 10 || queued != int64(n) {
+		t.Errorf("another page's same links: routed %d, duplicates %d, queued %d; want 10 duplicates, nothing new", routed, dups, queued)
+	}
+	if err := r.admit(f.ctx, 2, "page-a", cands[:10], slaves[:10]); err != nil {
+		t.Fatal(err)
+	}
+	if _, dups, _ := counts(); dups != 20 {
+		t.Errorf("the page in the next round: duplicates %d, want 20 (its once-guard is the round's)", dups)
+	}
+}
+
+// TestJobRunner_routeEntry: a frontier entry that is not a list page is
+// settled without fetching it as one: a seed of an item kind goes to its
+// slave; a sitemaps entry is walked (here through the Sitemap: line of the
+// seed host's robots.txt) and its pages, each once, routed as the entry's
+// kind; a sitemap that cannot be fetched is counted, not retried.
+func TestJobRunner_routeEntry(t *testing.T) {
+	sitemap := `<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+		<url><loc>$BASE/p/1</loc></url><url><loc>$BASE/p/2</loc></url><url><loc>$BASE/p/1</loc></url></urlset>`
+	for _, tc := range []struct {
+		name   string
+		edit   func(s *cluster.JobSpec, base string)
+		stats  map[string]string
+		queued []string
+	}{
+		{name: "seed of an item kind",
+			edit: func(s *cluster.JobSpec, base string) {
+				s.Seeds = append(s.Seeds, base+"/p/9")
+				s.SeedKinds = map[string]string{base + "/p/9": cluster.KindDetail}
+			},
+			stats: map[string]string{cluster.StatRouted: "1", cluster.StatListPages: ""}, queued: []string{"/p/9"}},
+		{name: "sitemaps from robots.txt",
+			edit: func(s *cluster.JobSpec, _ string) {
+				s.Sitemaps = []cluster.SitemapRule{{URL: cluster.SitemapsFromRobots, Kind: cluster.KindDetail}}
+			},
+			stats: map[string]string{cluster.StatSitemaps: "1", cluster.StatSitemapURLs: "2", cluster.StatRouted: "2",
+				cluster.StatSitemapsFailed: ""},
+			queued: []string{"/p/1", "/p/2"}},
+		{name: "a sitemap not found",
+			edit: func(s *cluster.JobSpec, base string) {
+				s.Sitemaps = []cluster.SitemapRule{{URL: base + "/missing.xml", Kind: cluster.KindDetail}}
+			},
+			stats: map[string]string{cluster.StatSitemapsFailed: "1", cluster.StatRouted: ""}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			base := serveSite(t, map[string]string{"/robots.txt": "Sitemap: $BASE/sitemap.xml\n", "/sitemap.xml": sitemap}).URL
+			f.submitSpec(t, func(s *cluster.JobSpec) { tc.edit(s, base) }, base+"/list")
+			r := f.runner(t, 0, 1)
+			f.startRound(t, r)
+			f.runDownloader(t)
+			entries := int(f.rdb.LLen(f.ctx, f.jk.Frontier()).Val())
+			started := f.processEntries(t, r, entries, func(p cluster.ListPage) bool { return p.URL != base+"/list" })
+			if len(started) != 1 {
+				t.Fatalf("%d entries besides the list seed, want 1", len(started))
+			}
+			if n := f.rdb.ZCard(f.ctx, f.jk.FrontierActive()).Val(); n != int64(entries-1) {
+				t.Errorf("%d entries in progress, want only the list seed (the entry committed)", n)
+			}
+			stats := f.rdb.HGetAll(f.ctx, f.jk.Stats()).Val()
+			for field, want := range tc.stats {
+				if stats[field] != want {
+					t.Errorf("stats[%s] = %q, want %q (stats %v)", field, stats[field], want, stats)
+				}
+			}
+			if got := routedPaths(t, f, base); fmt.Sprint(got) != fmt.Sprint(tc.queued) {
+				t.Errorf("queued %v, want %v", got, tc.queued)
+			}
+		})
+	}
+}
+
+// TestJobRunner_routeFound: the links a slave found on an item page are
+// routed as a list page's are (items to the slaves, list pages onto the
+// frontier), counted by the page's kind, and the entry is committed; an
+// entry that cannot be decoded, or names a kind the job does not have,
+// is dropped, committed with nothing routed.
+func TestJobRunner_routeFound(t *testing.T) {
+	f := newFixture(t)
+	base := serveSite(t, routeSite).URL
+	f.submit(t, base+"/list")
+	r := f.runner(t, 0, 1)
+	f.runDownloader(t)
+	good := cluster.FoundLinks{Page: base + "/p/1", Kind: cluster.KindDetail, Round: 1, RuleFound: []int{2}, Empty: []string{"title"},
+		Links: []cluster.FoundLink{{URL: base + "/p/3", Kind: cluster.KindDetail}, {URL: base + "/list/5", Kind: cluster.KindStart}}}
+	unknown := cluster.FoundLinks{Page: base + "/p/2", Kind: cluster.KindDetail, Round: 1,
+		Links: []cluster.FoundLink{{URL: base + "/p/4", Kind: "no-such-kind"}}}
+	f.rdb.RPush(f.ctx, f.jk.Found(), good.Encode(), "{not found links", unknown.Encode())
+	ds, err := r.found.Take(f.ctx, 3, time.Minute)
+	if err != nil || len(ds) != 3 {
+		t.Fatalf("take: %+v %v", ds, err)
+	}
+	for _, d := range ds {
+		r.settleFound(f.ctx, d, r.routeFound(f.ctx, 1, d))
+	}
+	if n := f.rdb.LLen(f.ctx, f.jk.Found()).Val() + f.rdb.ZCard(f.ctx, f.jk.FoundActive()).Val(); n != 0 {
+		t.Errorf("%d found entries left, want all three committed", n)
+	}
+	if got := routedPaths(t, f, base); fmt.Sprint(got) != "[/p/3]" {
+		t.Errorf("queued %v, want only /p/3", got)
+	}
+	if got := f.frontierPages(t); len(got) != 1 || got[0].URL != base+"/list/5" || got[0].Depth != 1 {
+		t.Errorf("frontier %+v, want /list/5 one level below the item page", got)
+	}
+	stats := f.rdb.HGetAll(f.ctx, f.jk.Stats()).Val()
+	for field, want := range map[string]string{
+		cluster.StatRouted:                                  "1",
+		cluster.KindPagesStat(cluster.KindDetail):           "1",
+		cluster.RuleFoundStat(cluster.KindDetail, 0):        "2",
+		cluster.FieldEmptyStat(cluster.KindDetail, "title"): "1",
+	} {
+		if stats[field] != want {
+			t.Errorf("stats[%s] = %q, want %q (stats %v)", field, stats[field], want, stats)
+		}
+	}
+}
+
+// TestJobRunner_routeRetries: the failed tasks client retry-failed put
+// back are routed to the live slaves, each to the one the table says.
+func TestJobRunner_routeRetries(t *testing.T) {
+	f := newFixture(t)
+	f.submit(t, "https://example.com/list/0")
+	r := f.runner(t, 0, 1)
+	var tasks []any
+	for i := 0; i < 20; i++ {
+		url := fmt.Sprintf("https://example.com/p/%d", i)
+		tasks = append(tasks, cluster.Task{URL: url, FP: canon.RequestFingerprint("GET", url, nil).String(), Job: "news", Retry: true}.Encode())
+	}
+	f.rdb.RPush(f.ctx, f.jk.Retry(), tasks...)
+	r.routeRetries(f.ctx)
+	if n := f.rdb.LLen(f.ctx, f.jk.Retry()).Val(); n != 0 {
+		t.Errorf("%d tasks left on the retry list", n)
+	}
+	if got := routedPaths(t, f, "https://example.com"); len(got) != len(tasks) {
+		t.Errorf("%d tasks queued, want %d", len(got), len(tasks))
+	}
+}
