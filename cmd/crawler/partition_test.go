@@ -24,30 +24,79 @@ import (
 // stored, nothing is dead-lettered for it, and the crawl ends exactly
 // right once it is back.
 func TestFaults_MongoOutage(t *testing.T) {
-	env := newClusterEnv(t)
-	env.slaveArgs = append(env.slaveArgs, "--concurrency", "4")
-	site, base := serveSite(t, faultSite)
-	file := writeJob(t, "mongo", base)
-	mongoProxy := newPartition(t, "mongo", env.mongo)
-	cutEnv := env
-	cutEnv.mongo = mongoProxy.url(env.mongo)
-	procs := []*proc{cutEnv.startMaster(t, "master"), cutEnv.startSlave(t, 0), cutEnv.startSlave(t, 1)}
+	c := newCutCrawl(t, "mongo", faultSite, "mongo", func(e *clusterEnv) {
+		e.slaveArgs = append(e.slaveArgs, "--concurrency", "4")
+	})
+	env := c.env
+	procs := []*proc{c.cut.startMaster(t, "master"), c.cut.startSlave(t, 0), c.cut.startSlave(t, 1)}
 	env.waitSlaves(t, 0, 1)
-	env.submit(t, "mongo", file)
+	c.submit(t)
 	env.waitProgress(t, "mongo", "200 pages stored", func(c client.Counters) bool { return c.Stored >= 200 })
 
-	mongoProxy.down()
+	c.part.down()
 	atDown := status(t, env, "mongo")
 	time.Sleep(30 * time.Second) // the outage itself
 	during := status(t, env, "mongo")
-	mongoProxy.up(t)
+	c.part.up(t)
 	t.Logf("stored %d when MongoDB went away, %d when it came back", atDown.Counters.Stored, during.Counters.Stored)
 
-	st := env.wait(t, "mongo", 4*time.Minute)
-	checkCrawl(t, site, base, st, env.results(t, "mongo"), env.failedURLs(t, "mongo"))
+	st := c.finish(t)
 	if st.Counters.DeadLetters != 0 {
 		t.Errorf("%d pages dead-lettered for an outage of the store", st.Counters.DeadLetters)
 	}
+	noneExited(t, procs...)
+}
+
+// cutCrawl is a crawl of a demo site by one job, with a partition between
+// one server (redis or mongo) and the processes started through cut; the
+// others, through env, reach it directly.
+type cutCrawl struct {
+	env, cut  clusterEnv
+	part      *partition
+	site      *demosite.Site
+	job, base string
+	file      string // the job file
+}
+
+// newCutCrawl serves the site and writes the job; edit, when not nil,
+// changes the environment of every process before it is split.
+func newCutCrawl(t *testing.T, job string, siteOpts demosite.Options, server string, edit func(*clusterEnv)) *cutCrawl {
+	t.Helper()
+	c := &cutCrawl{env: newClusterEnv(t), job: job}
+	if edit != nil {
+		edit(&c.env)
+	}
+	c.site, c.base = serveSite(t, siteOpts)
+	c.file = writeJob(t, job, c.base)
+	c.cut = c.env
+	switch server {
+	case "redis":
+		c.part = newPartition(t, job+"-redis", c.env.redis)
+		c.cut.redis = c.part.url(c.env.redis)
+	case "mongo":
+		c.part = newPartition(t, job+"-mongo", c.env.mongo)
+		c.cut.mongo = c.part.url(c.env.mongo)
+	default:
+		t.Fatalf("no partition in front of %q", server)
+	}
+	return c
+}
+
+// submit submits the job.
+func (c *cutCrawl) submit(t *testing.T) { c.env.submit(t, c.job, c.file) }
+
+// finish waits for the job to finish, checks that the crawl is exact and
+// returns its status.
+func (c *cutCrawl) finish(t *testing.T) client.Status {
+	t.Helper()
+	st := c.env.wait(t, c.job, 4*time.Minute)
+	checkCrawl(t, c.site, c.base, st, c.env.results(t, c.job), c.env.failedURLs(t, c.job))
+	return st
+}
+
+// noneExited fails the test for each process that exited by itself.
+func noneExited(t *testing.T, procs ...*proc) {
+	t.Helper()
 	for _, p := range procs {
 		select {
 		case <-p.done:
@@ -131,21 +180,17 @@ var partitionSite = demosite.Options{Details: 1500, PerPage: 30, Overlap: 10, De
 // (nothing counted twice, no item stored twice); once healed it rejoins
 // and takes its share of what is still queued. No process exits.
 func TestPartition_SlaveBlackhole(t *testing.T) {
-	env := newClusterEnv(t)
-	env.slaveArgs = append(env.slaveArgs, "--concurrency", "2")
-	site, base := serveSite(t, partitionSite)
-	file := writeJob(t, "cut", base)
-	part := newPartition(t, "slave-1-redis", env.redis)
-	cutEnv := env
-	cutEnv.redis = part.url(env.redis)
-
+	c := newCutCrawl(t, "cut", partitionSite, "redis", func(e *clusterEnv) {
+		e.slaveArgs = append(e.slaveArgs, "--concurrency", "2")
+	})
+	env := c.env
 	env.startMaster(t, "master")
-	slaves := []*proc{env.startSlave(t, 0), cutEnv.startSlave(t, 1), env.startSlave(t, 2)}
+	slaves := []*proc{env.startSlave(t, 0), c.cut.startSlave(t, 1), env.startSlave(t, 2)}
 	env.waitSlaves(t, 0, 1, 2)
-	env.submit(t, "cut", file)
+	c.submit(t)
 	env.waitProgress(t, "cut", "slave 1 fetching", func(c client.Counters) bool { return c.Stored >= 200 })
 
-	part.cut(t)
+	c.part.cut(t)
 	// Away longer than its 5 s lease: the master drops it and moves its
 	// tasks, queued and in flight, to the others.
 	env.waitSlaves(t, 0, 2)
@@ -153,11 +198,10 @@ func TestPartition_SlaveBlackhole(t *testing.T) {
 		return inflight(t, env, "cut", 1)+env.rdb.LLen(context.Background(), env.keys.Job("cut").Queue(1)).Val() == 0
 	})
 	atHeal := status(t, env, "cut")
-	part.heal(t)
+	c.part.heal(t)
 	env.waitSlaves(t, 0, 1, 2)
 
-	st := env.wait(t, "cut", 4*time.Minute)
-	checkCrawl(t, site, base, st, env.results(t, "cut"), env.failedURLs(t, "cut"))
+	st := c.finish(t)
 	checkSlaveCounts(t, st)
 	left := atHeal.Counters.Discovered - atHeal.Counters.Settled()
 	gained := st.Slaves["1"].Stored - atHeal.Slaves["1"].Stored
@@ -165,13 +209,7 @@ func TestPartition_SlaveBlackhole(t *testing.T) {
 	if left > 300 && gained < left/6 {
 		t.Errorf("slave 1 stored %d of the %d pages left when it rejoined, want a fair share (a third)", gained, left)
 	}
-	for i, p := range slaves {
-		select {
-		case <-p.done:
-			t.Errorf("slave %d exited by itself:\n%s", i, tail(p.out.String(), 3000))
-		default:
-		}
-	}
+	noneExited(t, slaves...)
 }
 
 // TestPartition_MasterBlackhole: the master that owns the job is cut off
@@ -179,31 +217,27 @@ func TestPartition_SlaveBlackhole(t *testing.T) {
 // second; when healed the first learns it lost the fence and stops acting
 // on the job; every list page is walked once.
 func TestPartition_MasterBlackhole(t *testing.T) {
-	env := newClusterEnv(t)
-	env.masterArgs = append(env.masterArgs, "--job-lease", "2s")
-	site, base := serveSite(t, partitionSite)
-	file := writeJob(t, "moved", base)
-	part := newPartition(t, "master-a-redis", env.redis)
-	cutEnv := env
-	cutEnv.redis = part.url(env.redis)
-
-	a := cutEnv.startMaster(t, "master-a")
+	c := newCutCrawl(t, "moved", partitionSite, "redis", func(e *clusterEnv) {
+		e.masterArgs = append(e.masterArgs, "--job-lease", "2s")
+	})
+	env := c.env
+	a := c.cut.startMaster(t, "master-a")
 	for id := 0; id < 3; id++ {
 		env.startSlave(t, id)
 	}
 	env.waitSlaves(t, 0, 1, 2)
-	env.submit(t, "moved", file)
+	c.submit(t)
 	env.waitProgress(t, "moved", "10 list pages", func(c client.Counters) bool { return c.ListPages >= 10 })
 	b := env.startMaster(t, "master-b")
 
-	part.cut(t)
+	c.part.cut(t)
 	cutAt := time.Now()
 	testenv.Eventually(t, time.Minute, "the job moved to master-b", func() bool {
 		owner, _, _ := strings.Cut(env.rdb.Get(context.Background(), env.keys.Job("moved").Owner()).Val(), "/")
 		return owner == "master-b"
 	})
 	movedAt := time.Now()
-	part.heal(t)
+	c.part.heal(t)
 	// It learns at its next lease renewal, or when a commit meets the fence.
 	testenv.Eventually(t, time.Minute, "master-a learned it lost the job", func() bool {
 		out := a.out.String()
@@ -212,23 +246,16 @@ func TestPartition_MasterBlackhole(t *testing.T) {
 	t.Logf("the job moved %v after the cut; master-a learned it lost it %v after the heal",
 		movedAt.Sub(cutAt).Round(time.Millisecond), time.Since(movedAt).Round(time.Millisecond))
 
-	st := env.wait(t, "moved", 4*time.Minute)
-	checkCrawl(t, site, base, st, env.results(t, "moved"), env.failedURLs(t, "moved"))
-	if st.Counters.ListPages != int64(site.ListPages()) {
-		t.Errorf("list pages counted %d, want %d (each walked once)", st.Counters.ListPages, site.ListPages())
+	st := c.finish(t)
+	if st.Counters.ListPages != int64(c.site.ListPages()) {
+		t.Errorf("list pages counted %d, want %d (each walked once)", st.Counters.ListPages, c.site.ListPages())
 	}
 	if n := strings.Count(a.out.String(), `"job acquired"`); n != 1 {
 		t.Errorf("master-a acquired the job %d times, want once (the job moves once)", n)
 	}
 	fence, _ := env.rdb.Get(context.Background(), env.keys.Job("moved").Fence()).Int()
 	t.Logf("fencing token at the end: %d", fence)
-	for _, p := range []*proc{a, b} {
-		select {
-		case <-p.done:
-			t.Errorf("%s exited by itself:\n%s", p.name, tail(p.out.String(), 3000))
-		default:
-		}
-	}
+	noneExited(t, a, b)
 }
 
 // status reads the job's status.
