@@ -149,3 +149,42 @@ func TestFrontier_stateGone(t *testing.T) {
 		t.Fatalf("startRound with the job's state gone = %v, want errJobGone (which stops the job as errFenced does)", err)
 	}
 }
+
+// TestFrontier_nextRound: starting a round already started changes
+// nothing; once a round is finished the next one starts over: round 1's
+// seen list pages are forgotten and its seeds are queued again.
+func TestFrontier_nextRound(t *testing.T) {
+	f := newFixture(t)
+	f.submit(t, seeds(3)...)
+	r := f.runner(t, 0)
+	f.startRound(t, r)
+	if started, err := r.frontier.startRound(f.ctx, 1); err != nil || started {
+		t.Fatalf("starting round 1 again = %v, %v; want false", started, err)
+	}
+	if n := f.rdb.LLen(f.ctx, f.jk.Frontier()).Val(); n != 3 {
+		t.Fatalf("frontier holds %d pages after a repeated start, want the 3 seeds", n)
+	}
+	if f.rdb.Exists(f.ctx, f.jk.ListSeen(1)).Val() != 1 {
+		t.Fatal("round 1 keeps no seen list pages: the test proves nothing")
+	}
+	f.rdb.Del(f.ctx, f.jk.Frontier()) // the round's pages are done
+	if outcome, err := r.frontier.tryFinish(f.ctx, time.Time{}); err != nil || outcome != roundFinished {
+		t.Fatalf("tryFinish = %d, %v; want finished", outcome, err)
+	}
+	if started, err := r.frontier.startRound(f.ctx, 2); err != nil || !started {
+		t.Fatalf("startRound(2) = %v, %v", started, err)
+	}
+	if err := r.seed(f.ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.rdb.LLen(f.ctx, f.jk.Frontier()).Val(); n != 3 {
+		t.Errorf("round 2's frontier holds %d pages, want the 3 seeds again", n)
+	}
+	if f.rdb.Exists(f.ctx, f.jk.ListSeen(1)).Val() != 0 {
+		t.Error("round 1's seen list pages outlive it")
+	}
+	s, err := r.frontier.state(f.ctx)
+	if err != nil || s.state != cluster.StateRunning || s.round != 2 {
+		t.Errorf("state %+v, %v; want running round 2", s, err)
+	}
+}
