@@ -131,7 +131,7 @@ func (f *fixture) failureRecords(t *testing.T) []string {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		t.Fatal(err)
 	}
-	return strings.Fields(string(data))
+	return strings.FieldsFunc(string(data), func(r rune) bool { return r == '\n' })
 }
 
 // serveSite serves pages on loopback until the test ends: the body given

@@ -67,7 +67,7 @@ func TestJobRunner_listPage(t *testing.T) {
 		pages:  map[string]string{},
 		stats:  map[string]string{cluster.StatListFailed: "1", cluster.StatListPages: "", cluster.StatRouted: ""},
 		record: []string{`"kind":"list"`, `"status":404`},
-		feed:   "list",
+		feed:   "http_404",
 	}, {
 		name:   "disallowed by robots.txt",
 		pages:  map[string]string{"/list": links, "/robots.txt": "User-agent: *\nDisallow: /list\n"},

@@ -8,22 +8,37 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
 )
 
-// hangingSite answers every page request only once the test ends; it
-// counts the requests that arrived.
-func hangingSite(t *testing.T) (*httptest.Server, *atomic.Int64) {
+// hangingJob is a running job of three tasks on a site that answers
+// them only once the test ends; arrived counts the requests that reached
+// it.
+type hangingJob struct {
+	ctx     context.Context
+	rdb     *redis.Client
+	keys    cluster.Keys
+	jk      cluster.JobKeys
+	arrived atomic.Int64
+}
+
+func newHangingJob(t *testing.T) *hangingJob {
 	t.Helper()
-	var arrived atomic.Int64
+	h := &hangingJob{}
+	h.rdb, h.keys = testenv.Redis(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	h.ctx = ctx
 	release := make(chan struct{})
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			http.NotFound(w, r)
 			return
 		}
-		arrived.Add(1)
+		h.arrived.Add(1)
 		select {
 		case <-release:
 		case <-r.Context().Done():
@@ -33,38 +48,42 @@ func hangingSite(t *testing.T) (*httptest.Server, *atomic.Int64) {
 	}))
 	t.Cleanup(site.Close)
 	t.Cleanup(func() { close(release) }) // runs first
-	return site, &arrived
+	h.jk = runningJob(t, ctx, h.rdb, h.keys, "hanging", site.URL, "/a", "/b", "/c")
+	return h
+}
+
+// waitHeld waits until a slave of concurrency 1 holds the three tasks,
+// one of them on the wire.
+func (h *hangingJob) waitHeld(t *testing.T) {
+	t.Helper()
+	testenv.Eventually(t, 30*time.Second, "all three held, one on the wire", func() bool {
+		return h.arrived.Load() == 1 && h.rdb.ZCard(h.ctx, h.jk.Inflight(0)).Val() == 3
+	})
 }
 
 // TestSlave_handBack: a slave that stops while it holds tasks (one on the
 // wire past its drain timeout, others waiting their turn) hands them all
 // back to its queue, counted as nothing.
 func TestSlave_handBack(t *testing.T) {
-	rdb, keys := testenv.Redis(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	site, arrived := hangingSite(t)
-	jk := runningJob(t, ctx, rdb, keys, "stopping", site.URL, "/a", "/b", "/c")
+	h := newHangingJob(t)
 	opts := DefaultOptions()
 	opts.Concurrency, opts.DrainTimeout = 1, 10*time.Millisecond
-	s, err := New(opts, Deps{Redis: rdb, Keys: keys, Store: jsonlStore(t)})
+	s, err := New(opts, Deps{Redis: h.rdb, Keys: h.keys, Store: jsonlStore(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	runCtx, stop := context.WithCancel(ctx)
+	runCtx, stop := context.WithCancel(h.ctx)
 	done := make(chan error, 1)
 	go func() { done <- s.Run(runCtx) }()
-	testenv.Eventually(t, 30*time.Second, "all three held, one on the wire", func() bool {
-		return arrived.Load() == 1 && rdb.ZCard(ctx, jk.Inflight(0)).Val() == 3
-	})
+	h.waitHeld(t)
 	stop()
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if q, inflight := rdb.LLen(ctx, jk.Queue(0)).Val(), rdb.ZCard(ctx, jk.Inflight(0)).Val(); q != 3 || inflight != 0 {
+	if q, inflight := h.rdb.LLen(h.ctx, h.jk.Queue(0)).Val(), h.rdb.ZCard(h.ctx, h.jk.Inflight(0)).Val(); q != 3 || inflight != 0 {
 		t.Errorf("%d queued, %d in flight after the stop; want all 3 handed back", q, inflight)
 	}
-	if stats := rdb.HGetAll(ctx, jk.Stats()).Val(); len(stats) != 0 {
+	if stats := h.rdb.HGetAll(h.ctx, h.jk.Stats()).Val(); len(stats) != 0 {
 		t.Errorf("stats %v, want nothing counted", stats)
 	}
 }
@@ -74,23 +93,17 @@ func TestSlave_handBack(t *testing.T) {
 // yet sent, for the master to drop as cancelled; the one on the wire runs
 // to its end.
 func TestSlave_stoppedJobHandsBack(t *testing.T) {
-	rdb, keys := testenv.Redis(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	site, arrived := hangingSite(t)
-	jk := runningJob(t, ctx, rdb, keys, "cancelled", site.URL, "/a", "/b", "/c")
+	h := newHangingJob(t)
 	opts := DefaultOptions()
 	opts.Concurrency = 1
-	runSlave(t, ctx, opts, Deps{Redis: rdb, Keys: keys, Store: jsonlStore(t)})
-	testenv.Eventually(t, 30*time.Second, "all three held, one on the wire", func() bool {
-		return arrived.Load() == 1 && rdb.ZCard(ctx, jk.Inflight(0)).Val() == 3
-	})
-	rdb.HSet(ctx, jk.State(), cluster.StateField, cluster.StateFinished)
-	rdb.Incr(ctx, keys.JobsVersion())
+	runSlave(t, h.ctx, opts, Deps{Redis: h.rdb, Keys: h.keys, Store: jsonlStore(t)})
+	h.waitHeld(t)
+	h.rdb.HSet(h.ctx, h.jk.State(), cluster.StateField, cluster.StateFinished)
+	h.rdb.Incr(h.ctx, h.keys.JobsVersion())
 	testenv.Eventually(t, 30*time.Second, "the two not sent handed back", func() bool {
-		return rdb.LLen(ctx, jk.Queue(0)).Val() == 2 && rdb.ZCard(ctx, jk.Inflight(0)).Val() == 1
+		return h.rdb.LLen(h.ctx, h.jk.Queue(0)).Val() == 2 && h.rdb.ZCard(h.ctx, h.jk.Inflight(0)).Val() == 1
 	})
-	if n := arrived.Load(); n != 1 {
+	if n := h.arrived.Load(); n != 1 {
 		t.Errorf("%d requests reached the site, want only the one sent before the stop", n)
 	}
 }
