@@ -49,7 +49,7 @@ func runMaster(t *testing.T, f *fixture) {
 func TestMaster_Run_crawl(t *testing.T) {
 	f := newFixture(t)
 	site := serveSite(t, map[string]string{
-		"/list": `<div class="item"><a href="/p/1">1</a><a href="/p/2">2</a></div><a class="next" href="/list?page=2">next</a>`,
+		"/list":        `<div class="item"><a href="/p/1">1</a><a href="/p/2">2</a></div><a class="next" href="/list?page=2">next</a>`,
 		"/list?page=2": `<div class="item"><a href="/p/2">2</a><a href="/p/3">3</a></div>`,
 	})
 	f.submitSpec(t, func(s *cluster.JobSpec) { s.NextLink = &cluster.LinkRule{CSS: "a.next"} }, site.URL+"/list")
