@@ -21,14 +21,20 @@ func TestMaster_AgreeOnConfig(t *testing.T) {
 	}
 	defer failures.Close()
 	deps := Deps{Redis: rdb, Keys: keys, Failures: failures}
-	run := func(opts Options) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	run := func(opts Options) error { // what Run does first; Run returns its error
 		m, err := New(opts, deps)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-		defer cancel()
-		return m.Run(ctx)
+		if err := m.agreeOnConfig(ctx); err != nil {
+			if rerr := m.Run(ctx); rerr == nil || !strings.Contains(rerr.Error(), err.Error()) {
+				t.Errorf("Run = %v, want it to refuse with %v", rerr, err)
+			}
+			return err
+		}
+		return nil
 	}
 
 	opts := func(maxWeight float64, mode string) Options {

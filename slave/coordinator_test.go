@@ -100,7 +100,7 @@ func TestSlave_ackRetry(t *testing.T) {
 	if hook.n.Load() >= 0 {
 		t.Fatalf("no acknowledgement failed (%d injections left): the test proved nothing", hook.n.Load())
 	}
-	time.Sleep(200 * time.Millisecond) // a double count would show now
+	settled(t, ctx, rdb, jk) // every acknowledgement went through: one sent again now finds nothing in flight
 	if got := rdb.HGet(ctx, jk.Stats(), cluster.StatStored).Val(); got != "3" {
 		t.Errorf("stored = %s after the retries, want 3", got)
 	}

@@ -67,16 +67,10 @@ func TestSlave_ReleasesOrphans(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- s.Run(runCtx) }()
 
-	deadline := time.Now().Add(20 * time.Second) // the lease would take 60s
-	for {
-		if n, _ := items.Counts(); n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the orphaned task was not handed back and stored within 20s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testenv.Eventually(t, 20*time.Second, "the orphaned task handed back and stored (its lease would take 60s)", func() bool {
+		n, _ := items.Counts()
+		return n == 1
+	})
 	stop()
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)
