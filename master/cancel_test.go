@@ -102,7 +102,8 @@ func status(t *testing.T, f *fixture) *client.Status {
 
 // TestJobRunner_cancelRetried: tasks that client retry-failed re-enqueued
 // are counted failed already; cancel drops them, queued or in flight with
-// a lapsed lease, without counting them cancelled too.
+// a lapsed lease, without counting them cancelled too. The links slaves
+// found that no master will route any more are dropped.
 func TestJobRunner_cancelRetried(t *testing.T) {
 	f := newFixture(t)
 	f.submit(t, "https://example.com/list/0")
@@ -120,11 +121,15 @@ func TestJobRunner_cancelRetried(t *testing.T) {
 	for _, task := range lapsing {
 		f.rdb.ZAddXX(f.ctx, f.jk.Inflight(0), redis.Z{Score: 1, Member: task}) // their slave died
 	}
+	f.rdb.RPush(f.ctx, f.jk.Found(), cluster.FoundLinks{Page: "https://example.com/a", Kind: cluster.KindDetail}.Encode())
 	if _, err := client.Cancel(f.ctx, f.rdb, f.keys, "news"); err != nil {
 		t.Fatalf("Cancel: %v", err)
 	}
 	if err := r.cancel(f.ctx); err != nil {
 		t.Fatalf("cancel = %v", err)
+	}
+	if n := f.rdb.Exists(f.ctx, f.jk.Found(), f.jk.FoundActive()).Val(); n != 0 {
+		t.Errorf("the cancelled job's found links are kept (%d keys)", n)
 	}
 	st := status(t, f)
 	if c := st.Counters; st.State != cluster.StateFinished || c.Cancelled != 1 || c.Failed != 2 {
