@@ -158,7 +158,15 @@ func TestCommitter_commit(t *testing.T) {
 	s, j := idleSlave(t, ctx, rdb, keys, "commits", items)
 	rng := rand.New(rand.NewPCG(1, 2)) // far-apart simhashes: no near-duplicates
 	var refused *work
-	for i, w := range hold(t, ctx, s, j, n) {
+	works := hold(t, ctx, s, j, n)
+	raws := make([]string, n)
+	for i, w := range works {
+		raws[i] = w.raw
+	}
+	if _, err := j.queue.MarkStarted(ctx, raws); err != nil { // their fetches began
+		t.Fatal(err)
+	}
+	for i, w := range works {
 		found := ""
 		if i == 0 {
 			found = cluster.FoundLinks{Page: w.task.URL, Kind: cluster.KindDetail}.Encode()
@@ -191,7 +199,7 @@ func TestCommitter_commit(t *testing.T) {
 		t.Fatal(err)
 	}
 	ds, err := j.queue.Take(ctx, 1, time.Minute)
-	if err != nil || len(ds) != 1 || ds[0].Entry != refused.raw || !strings.Contains(ds[0].LastError, errTooLarge.Error()) {
-		t.Errorf("next delivery %+v (%v), want the refused task with the store's error", ds, err)
+	if err != nil || len(ds) != 1 || ds[0].Entry != refused.raw || ds[0].Count != 2 || !strings.Contains(ds[0].LastError, errTooLarge.Error()) {
+		t.Errorf("next delivery %+v (%v), want the refused task's second, with the store's error", ds, err)
 	}
 }

@@ -2,6 +2,7 @@ package slave
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -105,9 +106,9 @@ func TestSlave_outcomes(t *testing.T) {
 		{url: site.URL + "/down", kind: "detail", status: 503, transient: true, reason: "503"},
 		{url: site.URL + "/untitled", kind: extract.FailureMissingField, reason: "title"},
 		{url: "{not a task", kind: "detail", reason: "decode task"},
-		{url: site.URL + "/file.pdf", kind: "not_html"},
-		{url: site.URL + "/private/1", kind: "robots"},
-		{url: site.URL + "/away", kind: "offsite"},
+		{url: site.URL + "/file.pdf", kind: "not_html", status: 200, reason: "not html"},
+		{url: site.URL + "/private/1", kind: "robots", reason: "robots.txt"},
+		{url: site.URL + "/away", kind: "offsite", reason: "allowed domains"},
 	} {
 		f, ok := records[tc.url]
 		switch {
@@ -125,7 +126,8 @@ func TestSlave_outcomes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := fs["outcomes"].ByKind; got["detail"] != 3 || got[extract.FailureMissingField] != 1 || len(got) != 2 {
-		t.Errorf("feed counts %v, want 3 detail and 1 %s (no skips)", got, extract.FailureMissingField)
+	want := map[string]int{"http_404": 1, "http_503": 1, extract.FailureMissingField: 1, "transport": 1}
+	if got := fs["outcomes"].ByKind; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("feed counts %v, want %v: the four failures, no skips", got, want)
 	}
 }
