@@ -14,9 +14,12 @@ import (
 //go:embed lua/*.lua
 var luaFiles embed.FS
 
+// scripts are the package's protocol steps (luascript.Set).
+var scripts = luascript.Set{FS: luaFiles}
+
 var (
-	syncScript  = luascript.Load(luaFiles, "lua/sync.lua")
-	stateScript = luascript.Load(luaFiles, "lua/state.lua")
+	syncScript  = scripts.Load("lua/sync.lua")
+	stateScript = scripts.Load("lua/state.lua")
 )
 
 // evalMany runs script once per argument set in one pipeline (one round

@@ -18,10 +18,13 @@ import (
 //go:embed lua/*.lua
 var luaFiles embed.FS
 
+// scripts are the package's protocol steps (luascript.Set).
+var scripts = luascript.Set{FS: luaFiles}
+
 var (
-	claimScript   = luascript.Load(luaFiles, "lua/claim.lua")
-	storeScript   = luascript.Load(luaFiles, "lua/store.lua")
-	releaseScript = luascript.Load(luaFiles, "lua/release.lua")
+	claimScript   = scripts.Load("lua/claim.lua")
+	storeScript   = scripts.Load("lua/store.lua")
+	releaseScript = scripts.Load("lua/release.lua")
 )
 
 // fileFields are the fields of the shared robots.txt hash
