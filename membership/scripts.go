@@ -13,7 +13,7 @@ var luaFiles embed.FS
 
 // scripts are the package's protocol steps (luascript.Set); the codes
 // they fail with are translated by Registry.translate.
-var scripts = luascript.Set{FS: luaFiles, Codes: luascript.Codes{
+var scripts = luascript.Set{FS: luaFiles, Consts: luascript.Consts{"F_MAX_SLAVES": ConfigMaxSlaves}, Codes: luascript.Codes{
 	"IDTAKEN": ErrIDTaken, "LEASELOST": ErrLeaseLost, "MAXSLAVES": ErrMaxSlavesMismatch}}
 
 var (

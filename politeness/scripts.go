@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/luascript"
 )
 
@@ -15,7 +16,10 @@ import (
 var luaFiles embed.FS
 
 // scripts are the package's protocol steps (luascript.Set).
-var scripts = luascript.Set{FS: luaFiles}
+var scripts = luascript.Set{FS: luaFiles, Consts: luascript.Consts{
+	"F_TAT": cluster.RateTAT, "F_FACTOR": cluster.RateFactor, "F_CUT_AT": cluster.RateCutAt,
+	"F_WIN_AT": cluster.RateWindowAt, "F_WIN_OK": cluster.RateWindowOK, "F_WIN_THR": cluster.RateWindowThrottled,
+}}
 
 var (
 	syncScript  = scripts.Load("lua/sync.lua")
