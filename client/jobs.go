@@ -47,13 +47,11 @@ var ErrJobFinished = errors.New("the job is finished")
 func Cancel(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, job string) (finished bool, err error) {
 	jk := keys.Job(job)
 	n, err := cancelScript.Run(ctx, rdb, []string{jk.State(), jk.Owner()},
-		cluster.StateField, cluster.StateCancel, cluster.StateFinishedAt, cluster.StateCancelledAt,
-		cluster.StateNextRoundAt, cluster.StateFinished, cluster.StatePending,
 		time.Now().UTC().Format(time.RFC3339)).Int()
 	switch {
 	case err != nil:
 		return false, fmt.Errorf("cancel job %s: %w", job, err)
-	case n == -1:
+	case n == cancelNoJob:
 		return false, fmt.Errorf("cancel job %s: %w", job, ErrJobNotFound)
 	case n == 0:
 		return false, fmt.Errorf("cancel job %s: %w", job, ErrJobFinished)

@@ -23,7 +23,7 @@ func RetryFailed(ctx context.Context, rdb redis.UniversalClient, keys cluster.Ke
 		}
 		return 0, fmt.Errorf("retry failed of job %s: %w", job, ErrJobNotFound)
 	}
-	args := []any{cluster.StateField, cluster.StateFinished, cluster.StateRunning, cluster.StateFinishedAt}
+	var args []any
 	for _, f := range failures {
 		fp := f.Fingerprint()
 		if f.Kind != store.KindDetail || f.Job != job || fp == "" {
@@ -32,7 +32,7 @@ func RetryFailed(ctx context.Context, rdb redis.UniversalClient, keys cluster.Ke
 		task := cluster.Task{URL: f.URL, FP: fp, Job: job, Referer: f.Referer, Round: f.Round, Retry: true}
 		args = append(args, fp, task.Encode())
 	}
-	if len(args) == 4 {
+	if len(args) == 0 {
 		return 0, nil
 	}
 	n, err := retryScript.Run(ctx, rdb, []string{jk.Retry(), jk.Retrying(), jk.State()}, args...).Int()

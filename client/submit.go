@@ -63,9 +63,7 @@ func Submit(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, s
 		return fmt.Errorf("submit job %s: index: %w", spec.Name, err)
 	}
 	res, err := submitScript.Run(ctx, rdb, []string{jk.Spec(), jk.State(), jk.Stats(), jk.Seeds(), staging},
-		raw, now.Format(time.RFC3339Nano), cluster.StateField, cluster.StateSubmittedAt, cluster.StateStartedAt,
-		cluster.StateFinishedAt, cluster.StateNextRoundAt, cluster.StateCancel, cluster.StateCancelledAt,
-		cluster.StatePending, cluster.StateRunning).Text()
+		raw, now.Format(time.RFC3339Nano)).Text()
 	if err != nil {
 		return fmt.Errorf("submit job %s: %w", spec.Name, err)
 	}

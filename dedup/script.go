@@ -25,6 +25,9 @@ var errNotOwner = errors.New("slice written by another filter")
 // codes maps the scripts' error codes to the package's sentinels.
 var codes = luascript.Codes{"DEDUPCLOCK": ErrClockSkew, "DEDUPOWNER": errNotOwner}
 
+// dedupScripts are the package's protocol steps (luascript.Set).
+var dedupScripts = luascript.Set{FS: luaFiles, Codes: codes}
+
 // scripts are one mode's Redis scripts: each is the shared prelude, the
 // filter layout, the mode's check/insert functions and one tail, so the
 // tails (enqueue, counters, once-guard) are written once for all modes.
@@ -38,7 +41,7 @@ var modeScripts = map[Mode]scripts{ModeBloom: loadScripts(ModeBloom),
 
 func loadScripts(m Mode) scripts {
 	s := func(tail string) *redis.Script {
-		return redis.NewScript(luascript.Source(luaFiles, "lua/layout.lua", "lua/"+string(m)+".lua", "lua/tail_"+tail+".lua"))
+		return dedupScripts.Load("lua/layout.lua", "lua/"+string(m)+".lua", "lua/tail_"+tail+".lua")
 	}
 	return scripts{admit: s("admit"), seen: s("seen"), contains: s("contains"), prepare: s("prepare")}
 }

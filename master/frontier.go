@@ -56,9 +56,7 @@ func pairs(refs []pageRef) []any {
 // reports false if the job was already at that round.
 func (f *frontier) startRound(ctx context.Context, round int64) (bool, error) {
 	keys := []string{f.keys.State(), f.keys.ListSeen(round - 1), f.keys.Committed(round - 1)}
-	n, err := f.run(ctx, startRoundScript, keys, round, time.Now().UTC().Format(time.RFC3339),
-		cluster.StateField, cluster.StateRound, cluster.StateStartedAt, cluster.StateFinishedAt,
-		cluster.StateNextRoundAt, cluster.StateSeeded, cluster.StateRunning).Int()
+	n, err := f.run(ctx, startRoundScript, keys, round, time.Now().UTC().Format(time.RFC3339)).Int()
 	if err != nil {
 		return false, fmt.Errorf("start round %d: %w", round, codes.Translate(err))
 	}
@@ -66,10 +64,10 @@ func (f *frontier) startRound(ctx context.Context, round int64) (bool, error) {
 }
 
 // seed queues the next batch of the round's seeds and returns how many are
-// left, or -1 if the job moved on to another round.
+// left, or seedOtherRound if the job moved on to another round.
 func (f *frontier) seed(ctx context.Context, round int64) (int64, error) {
 	keys := []string{f.keys.State(), f.keys.Seeds(), f.keys.Frontier(), f.keys.ListSeen(round)}
-	left, err := f.runCounting(ctx, seedScript, keys, round, seedBatch, cluster.StateRound, cluster.StateSeeded).Int64()
+	left, err := f.runCounting(ctx, seedScript, keys, round, seedBatch).Int64()
 	if err != nil {
 		return 0, fmt.Errorf("queue seeds of round %d: %w", round, codes.Translate(err))
 	}
@@ -140,9 +138,7 @@ func (f *frontier) tryFinish(ctx context.Context, nextRound time.Time) (int, err
 	if !nextRound.IsZero() {
 		next = nextRound.UTC().Format(time.RFC3339Nano) // whole seconds would start a 1s recrawl early
 	}
-	n, err := f.run(ctx, finishScript, keys, time.Now().UTC().Format(time.RFC3339), next,
-		cluster.StateField, cluster.StateSeeded, cluster.StateFinishedAt, cluster.StateNextRoundAt,
-		cluster.StateCancel, cluster.StateRunning, cluster.StateFinished).Int()
+	n, err := f.run(ctx, finishScript, keys, time.Now().UTC().Format(time.RFC3339), next).Int()
 	if err != nil {
 		return roundRunning, fmt.Errorf("check finished: %w", codes.Translate(err))
 	}
@@ -161,9 +157,7 @@ func (f *frontier) cancel(ctx context.Context, finish bool) (int64, bool, error)
 		keys = append(keys, f.keys.Queue(i), f.keys.Inflight(i))
 	}
 	res, err := f.runCounting(ctx, cancelScript, keys, time.Now().UTC().Format(time.RFC3339),
-		cluster.StateField, cluster.StateFinishedAt, cluster.StateNextRoundAt, cluster.StateCancel,
-		cluster.StateCancelledAt, cluster.StateFinished, cluster.StatCancelled, finishArg(finish),
-		cluster.TaskRetryMarker).Int64Slice()
+		finishArg(finish)).Int64Slice()
 	if err != nil {
 		return 0, false, fmt.Errorf("cancel job: %w", codes.Translate(err))
 	}

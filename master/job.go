@@ -212,7 +212,7 @@ func (r *jobRunner) seed(ctx context.Context, round int64) error {
 		case err != nil:
 			r.log.Warn("queue seeds", zap.Error(err))
 			sleep(ctx, r.m.opts.Tick)
-		case left <= 0:
+		case left == 0, left == seedOtherRound:
 			return nil
 		}
 	}

@@ -297,7 +297,7 @@ func (m *Master) tendJob(ctx context.Context, name string, idle bool) error {
 	if err != nil {
 		return fmt.Errorf("acquire job lease: %w", err)
 	}
-	if fence < 0 {
+	if fence == leaseHeld {
 		return nil // another master owns it
 	}
 	m.startJob(ctx, name, fence)

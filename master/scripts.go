@@ -4,6 +4,8 @@ import (
 	"embed"
 	"errors"
 
+	"github.com/crawler-dev/crawler/cluster"
+
 	"github.com/crawler-dev/crawler/internal/luascript"
 )
 
@@ -31,14 +33,34 @@ func (jobGone) Is(target error) bool { return target == errFenced }
 // codes translates the scripts' error replies.
 var codes = luascript.Codes{"FENCED": errFenced, "GONE": errJobGone}
 
+// scripts are the package's protocol steps (luascript.Set).
+var scripts = luascript.Set{FS: luaFiles, Codes: codes, Consts: luascript.Consts{
+	"F_STATE": cluster.StateField, "F_ROUND": cluster.StateRound, "F_STARTED_AT": cluster.StateStartedAt,
+	"F_FINISHED_AT": cluster.StateFinishedAt, "F_NEXT_ROUND_AT": cluster.StateNextRoundAt,
+	"F_SEEDED": cluster.StateSeeded, "F_CANCEL": cluster.StateCancel, "F_CANCELLED_AT": cluster.StateCancelledAt,
+	"S_RUNNING": cluster.StateRunning, "S_FINISHED": cluster.StateFinished,
+	"F_STAT_CANCELLED": cluster.StatCancelled, "TASK_RETRY_MARKER": cluster.TaskRetryMarker,
+	"R_HELD": leaseHeld, "R_OTHER_ROUND": seedOtherRound,
+}}
+
+// The replies of scripts that Go tells apart from a count or a token.
+const (
+	// leaseHeld is acquire's reply when another process holds the job's
+	// lease.
+	leaseHeld = -1
+	// seedOtherRound is seed's reply when the job is no longer at the
+	// round the caller seeds.
+	seedOtherRound = -1
+)
+
 var (
-	startRoundScript = luascript.Load(luaFiles, "lua/fence.lua", "lua/start_round.lua")
-	seedScript       = luascript.Load(luaFiles, "lua/fence.lua", "lua/kinds.lua", "lua/seed.lua")
-	commitListScript = luascript.Load(luaFiles, "lua/fence.lua", "lua/commit_list.lua")
-	queueNextScript  = luascript.Load(luaFiles, "lua/fence.lua", "lua/kinds.lua", "lua/queue_next.lua")
-	finishScript     = luascript.Load(luaFiles, "lua/fence.lua", "lua/finish.lua")
-	cancelScript     = luascript.Load(luaFiles, "lua/fence.lua", "lua/kinds.lua", "lua/cancel.lua")
-	acquireScript    = luascript.Load(luaFiles, "lua/acquire.lua")
-	renewScript      = luascript.Load(luaFiles, "lua/renew.lua")
-	releaseScript    = luascript.Load(luaFiles, "lua/release.lua")
+	startRoundScript = scripts.Load("lua/fence.lua", "lua/start_round.lua")
+	seedScript       = scripts.Load("lua/fence.lua", "lua/kinds.lua", "lua/seed.lua")
+	commitListScript = scripts.Load("lua/fence.lua", "lua/commit_list.lua")
+	queueNextScript  = scripts.Load("lua/fence.lua", "lua/kinds.lua", "lua/queue_next.lua")
+	finishScript     = scripts.Load("lua/fence.lua", "lua/finish.lua")
+	cancelScript     = scripts.Load("lua/fence.lua", "lua/kinds.lua", "lua/cancel.lua")
+	acquireScript    = scripts.Load("lua/acquire.lua")
+	renewScript      = scripts.Load("lua/renew.lua")
+	releaseScript    = scripts.Load("lua/release.lua")
 )

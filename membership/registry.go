@@ -124,7 +124,7 @@ func (r *Registry) register(ctx context.Context, info cluster.NodeInfo, replace 
 		return fmt.Errorf("register slave %d: %w", info.ID, err)
 	}
 	keys := []string{r.keys.Leases(), r.keys.Info(), r.keys.Epoch(), r.config}
-	err = registerScript.Run(ctx, r.rdb, keys, ConfigMaxSlaves, r.opts.MaxSlaves, info.ID, info.Token, data,
+	err = registerScript.Run(ctx, r.rdb, keys, r.opts.MaxSlaves, info.ID, info.Token, data,
 		r.opts.Lease.Milliseconds(), replace).Err()
 	if err != nil {
 		return fmt.Errorf("register slave %d: %w", info.ID, r.translate(err))
@@ -149,7 +149,7 @@ func (r *Registry) validate(info cluster.NodeInfo) error {
 // lease lapsed or another token holds the ID.
 func (r *Registry) Heartbeat(ctx context.Context, id int, token string) error {
 	keys := []string{r.keys.Leases(), r.keys.Info(), r.config}
-	err := heartbeatScript.Run(ctx, r.rdb, keys, ConfigMaxSlaves, r.opts.MaxSlaves, id, token, r.opts.Lease.Milliseconds()).Err()
+	err := heartbeatScript.Run(ctx, r.rdb, keys, r.opts.MaxSlaves, id, token, r.opts.Lease.Milliseconds()).Err()
 	if err != nil {
 		return fmt.Errorf("heartbeat slave %d: %w", id, r.translate(err))
 	}

@@ -11,6 +11,11 @@ import (
 //go:embed lua/*.lua
 var luaFiles embed.FS
 
+// scripts are the package's protocol steps (luascript.Set); the codes
+// they fail with are translated by Registry.translate.
+var scripts = luascript.Set{FS: luaFiles, Consts: luascript.Consts{"F_MAX_SLAVES": ConfigMaxSlaves}, Codes: luascript.Codes{
+	"IDTAKEN": ErrIDTaken, "LEASELOST": ErrLeaseLost, "MAXSLAVES": ErrMaxSlavesMismatch}}
+
 var (
 	registerScript   = load("register.lua")
 	heartbeatScript  = load("heartbeat.lua")
@@ -21,5 +26,5 @@ var (
 // load composes a node-table script: the prelude, the shared helpers and
 // the script itself.
 func load(name string) *redis.Script {
-	return luascript.Load(luaFiles, "lua/common.lua", "lua/"+name)
+	return scripts.Load("lua/common.lua", "lua/"+name)
 }

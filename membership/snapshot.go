@@ -49,7 +49,7 @@ func weight(info cluster.NodeInfo) float64 {
 // load runs the snapshot script and decodes its {epoch, ids, infos} reply.
 func (r *Registry) load(ctx context.Context) (int64, []cluster.NodeInfo, error) {
 	keys := []string{r.keys.Leases(), r.keys.Info(), r.keys.Epoch(), r.config}
-	res, err := snapshotScript.Run(ctx, r.rdb, keys, ConfigMaxSlaves, r.opts.MaxSlaves).Slice()
+	res, err := snapshotScript.Run(ctx, r.rdb, keys, r.opts.MaxSlaves).Slice()
 	if err != nil {
 		return 0, nil, r.translate(err)
 	}

@@ -23,7 +23,10 @@ var ErrEmptyID = errors.New("near-duplicate entry without an id")
 //go:embed lua/*.lua
 var luaFiles embed.FS
 
-var commitScript = luascript.Load(luaFiles, "lua/commit.lua")
+// scripts are the package's protocol steps (luascript.Set).
+var scripts = luascript.Set{FS: luaFiles}
+
+var commitScript = scripts.Load("lua/commit.lua")
 
 // maxReply is the most bytes of a log one commit call replies: a caller
 // that holds little of a long log reads it over several calls.

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/crawler-dev/crawler/cluster"
 )
 
 // ErrNoHost is returned for a request without a host.
@@ -63,7 +61,7 @@ type HostState struct {
 
 // State reads host's budget, for status pages and tests.
 func (b *Budget) State(ctx context.Context, host string) (HostState, error) {
-	res, err := stateScript.Run(ctx, b.rdb, b.hostKeys(normalize(host)), cluster.RateFactor).Slice()
+	res, err := stateScript.Run(ctx, b.rdb, b.hostKeys(normalize(host))).Slice()
 	if err != nil {
 		return HostState{}, fmt.Errorf("state of %s: %w", host, err)
 	}

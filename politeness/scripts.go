@@ -8,15 +8,22 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/luascript"
 )
 
 //go:embed lua/*.lua
 var luaFiles embed.FS
 
+// scripts are the package's protocol steps (luascript.Set).
+var scripts = luascript.Set{FS: luaFiles, Consts: luascript.Consts{
+	"F_TAT": cluster.RateTAT, "F_FACTOR": cluster.RateFactor, "F_CUT_AT": cluster.RateCutAt,
+	"F_WIN_AT": cluster.RateWindowAt, "F_WIN_OK": cluster.RateWindowOK, "F_WIN_THR": cluster.RateWindowThrottled,
+}}
+
 var (
-	syncScript  = luascript.Load(luaFiles, "lua/sync.lua")
-	stateScript = luascript.Load(luaFiles, "lua/state.lua")
+	syncScript  = scripts.Load("lua/sync.lua")
+	stateScript = scripts.Load("lua/state.lua")
 )
 
 // evalMany runs script once per argument set in one pipeline (one round

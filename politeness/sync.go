@@ -7,7 +7,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/ctxtime"
 )
 
@@ -163,9 +162,7 @@ func (g *Gates) call(gt *gate, now time.Time, keep, want, ask int) *syncCall {
 	c.args = []any{g.holder, keep, want, ask, gt.lim.intervalMS, gt.gcraBurst, gt.lim.cap,
 		o.LeaseTTL.Milliseconds(), o.StateTTL.Milliseconds(),
 		fb.ok, fb.throttled, fb.pauseMS, fb.retryAfterMS,
-		o.Cut, o.Raise, o.MinFactor, o.CutEvery.Milliseconds(), o.Window.Milliseconds(), o.CutThrottled, o.CutShare,
-		cluster.RateTAT, cluster.RateFactor, cluster.RateCutAt,
-		cluster.RateWindowAt, cluster.RateWindowOK, cluster.RateWindowThrottled}
+		o.Cut, o.Raise, o.MinFactor, o.CutEvery.Milliseconds(), o.Window.Milliseconds(), o.CutThrottled, o.CutShare}
 	return c
 }
 

@@ -157,10 +157,10 @@ func (p *Pool) Report(ctx context.Context, picked Picked, o Outcome) error {
 	}
 	keys := []string{p.keys.Record(id), p.keys.Usable(), p.keys.Cooldown(), p.keys.Ban(picked.Host),
 		p.keys.Slots(), p.keys.Busy(), p.keys.Schedule(), p.keys.Tunnel()}
-	err := reportScript.Run(ctx, p.rdb, keys, withNames(id, picked.token, string(o.Kind),
+	err := reportScript.Run(ctx, p.rdb, keys, id, picked.token, string(o.Kind),
 		o.Latency.Milliseconds(), ban.Milliseconds(), p.opts.Cooldown.Milliseconds(), scoreAlpha,
 		scoreHalfLatency.Milliseconds(), p.opts.EvictAfterTimeouts,
-		p.opts.RecheckAfterEvict.Milliseconds(), o.Reason)...).Err()
+		p.opts.RecheckAfterEvict.Milliseconds(), o.Reason).Err()
 	if err != nil {
 		return fmt.Errorf("report proxy outcome: %w", codes.Translate(err))
 	}

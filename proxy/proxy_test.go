@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -73,33 +71,6 @@ func TestParseSource(t *testing.T) {
 	if err == nil || stats[0].Err == "" || stats[1].Err == "" || strings.Contains(err.Error(), "pw") ||
 		strings.Contains(err.Error(), "t0k3n") || stats[1].Source != "https://u:xxxxx@127.0.0.1:1/list?token=xxxxx" {
 		t.Errorf("ReadSources of unreadable sources = %v, %+v; want both errors, credentials redacted", err, stats)
-	}
-}
-
-// TestLuaNames keeps lua/consts.lua in step with luaNames: a renamed field
-// fails here rather than drifting.
-func TestLuaNames(t *testing.T) {
-	src, err := os.ReadFile("lua/consts.lua")
-	if err != nil {
-		t.Fatal(err)
-	}
-	decl := regexp.MustCompile(`(?m)^local ([A-Z]_[A-Z_]+) = ARGV\[(\d+)\]$`).FindAllStringSubmatch(string(src), -1)
-	var want []string
-	for i, g := 0, 0; g < len(luaNameGroups); g++ {
-		for range luaNameGroups[g].n {
-			want = append(want, fmt.Sprintf("%s%s:%d", luaNameGroups[g].prefix, strings.ToUpper(luaNames[i]), i+1))
-			i++
-		}
-	}
-	var got []string
-	for _, d := range decl {
-		got = append(got, d[1]+":"+d[2])
-	}
-	if strings.Join(got, " ") != strings.Join(want, " ") || len(want) != len(luaNames) {
-		t.Errorf("lua/consts.lua declares\n%v\nwant\n%v", got, want)
-	}
-	if !strings.Contains(string(src), fmt.Sprintf("local NCONST = %d\n", len(luaNames))) {
-		t.Errorf("lua/consts.lua: NCONST is not %d", len(luaNames))
 	}
 }
 

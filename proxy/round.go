@@ -83,7 +83,7 @@ func (v *Validator) admit(ctx context.Context, ps []Proxy) (admitted, full int, 
 		keys = append(keys, v.keys.Record(string(p.ID())))
 		own = append(own, string(p.ID()), p.URL().String(), p.Redacted(), string(p.Scheme()))
 	}
-	res, err := admitScript.Run(ctx, v.rdb, keys, withNames(own...)...).Int64Slice()
+	res, err := admitScript.Run(ctx, v.rdb, keys, own...).Int64Slice()
 	if err != nil {
 		return 0, 0, fmt.Errorf("admit proxies: %w", err)
 	}
@@ -154,7 +154,7 @@ func count(r *RoundStats, results []CheckResult, verdicts []string, removed int)
 func (v *Validator) due(ctx context.Context, limit int) ([]dueProxy, error) {
 	hold := (batchWaves + 1) * v.opts.CheckTimeout
 	keys := []string{v.keys.Schedule(), v.keys.URLs(), v.keys.Usable(), v.keys.Record("")}
-	res, err := dueScript.Run(ctx, v.rdb, keys, withNames(limit, hold.Milliseconds(), v.opts.ProvenWindow.Milliseconds())...).StringSlice()
+	res, err := dueScript.Run(ctx, v.rdb, keys, limit, hold.Milliseconds(), v.opts.ProvenWindow.Milliseconds()).StringSlice()
 	if err != nil {
 		return nil, fmt.Errorf("due proxies: %w", err)
 	}
@@ -270,7 +270,7 @@ func (v *Validator) record(ctx context.Context, batch []dueProxy, results []Chec
 		own = append(own, string(d.id), verdicts[i], res.Latency.Milliseconds(), boolInt(res.Tunnel),
 			string(res.Anonymity), res.Reason, delay.Milliseconds(), rand.Float64())
 	}
-	n, err := recordScript.Run(ctx, v.rdb, keys, withNames(own...)...).Int()
+	n, err := recordScript.Run(ctx, v.rdb, keys, own...).Int()
 	if err != nil {
 		return 0, fmt.Errorf("record proxy checks: %w", codes.Translate(err))
 	}

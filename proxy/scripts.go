@@ -4,8 +4,6 @@ import (
 	"embed"
 	"errors"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/crawler-dev/crawler/internal/luascript"
 )
 
@@ -68,34 +66,37 @@ const (
 	verdictUnreachable = "unreachable"
 )
 
-// luaNames are passed as the first ARGV of the record scripts, in the
-// order lua/consts.lua reads them.
-var luaNames = []string{
-	fieldState, fieldProxy, fieldScheme, fieldAddedMS, fieldCheckedMS, fieldUsableMS, fieldPassedMS,
-	fieldRemovedMS, fieldReason, fieldFailedRounds, fieldChecks, fieldChecksOK,
-	fieldLatencyMS, fieldSuccess, fieldScore, fieldAnonymity, fieldTunnel, fieldOK,
-	fieldTimeouts, fieldEvictions, fieldBans, fieldTargetErrors, fieldTimeoutStreak,
-	string(StateNew), string(StateUsable), string(StateFailing), string(StateDead), string(StateRejected),
-	string(KindOK), string(KindTimeout), string(KindProxyFault), string(KindBanned), string(KindTargetFault),
-	verdictOK, verdictFail, verdictReject, verdictHold, verdictUnreachable,
+// luaConsts are the pool's names as its scripts read them
+// (luascript.Set): record hash fields (F_), proxy states (S_), outcome
+// kinds (O_) and check verdicts (V_).
+var luaConsts = luascript.Consts{
+	"F_STATE": fieldState, "F_PROXY": fieldProxy, "F_SCHEME": fieldScheme, "F_ADDED_MS": fieldAddedMS,
+	"F_CHECKED_MS": fieldCheckedMS, "F_USABLE_MS": fieldUsableMS, "F_PASSED_MS": fieldPassedMS,
+	"F_REMOVED_MS": fieldRemovedMS, "F_REASON": fieldReason, "F_FAILED_ROUNDS": fieldFailedRounds,
+	"F_CHECKS": fieldChecks, "F_CHECKS_OK": fieldChecksOK, "F_LATENCY_MS": fieldLatencyMS,
+	"F_SUCCESS": fieldSuccess, "F_SCORE": fieldScore, "F_ANONYMITY": fieldAnonymity, "F_TUNNEL": fieldTunnel,
+	"F_OK": fieldOK, "F_TIMEOUTS": fieldTimeouts, "F_EVICTIONS": fieldEvictions, "F_BANS": fieldBans,
+	"F_TARGET_ERRORS": fieldTargetErrors, "F_TIMEOUT_STREAK": fieldTimeoutStreak,
+	"S_NEW": string(StateNew), "S_USABLE": string(StateUsable), "S_FAILING": string(StateFailing),
+	"S_DEAD": string(StateDead), "S_REJECTED": string(StateRejected),
+	"O_OK": string(KindOK), "O_TIMEOUT": string(KindTimeout), "O_PROXY": string(KindProxyFault),
+	"O_BAN": string(KindBanned), "O_TARGET": string(KindTargetFault),
+	"V_OK": verdictOK, "V_REJECT": verdictReject, "V_HOLD": verdictHold,
+	"V_UNREACHABLE": verdictUnreachable,
 }
 
-// luaNameGroups says which Lua prefix each run of luaNames gets, for the
-// test that keeps lua/consts.lua in step.
-var luaNameGroups = []struct {
-	prefix string
-	n      int
-}{{"F_", 23}, {"S_", 5}, {"O_", 5}, {"V_", 5}}
+// scripts are the package's protocol steps.
+var scripts = luascript.Set{FS: luaFiles, Consts: luaConsts, Codes: codes}
 
 var (
-	pickScript    = luascript.Load(luaFiles, "lua/pick.lua")
-	reportScript  = redisScript("lua/consts.lua", "lua/report.lua")
-	admitScript   = redisScript("lua/consts.lua", "lua/admit.lua")
-	recordScript  = redisScript("lua/consts.lua", "lua/record.lua")
-	dueScript     = redisScript("lua/consts.lua", "lua/due.lua")
-	leaseScript   = luascript.Load(luaFiles, "lua/lease.lua")
-	renewScript   = luascript.Load(luaFiles, "lua/renew.lua")
-	releaseScript = luascript.Load(luaFiles, "lua/release.lua")
+	pickScript    = scripts.Load("lua/pick.lua")
+	reportScript  = scripts.Load("lua/consts.lua", "lua/report.lua")
+	admitScript   = scripts.Load("lua/consts.lua", "lua/admit.lua")
+	recordScript  = scripts.Load("lua/consts.lua", "lua/record.lua")
+	dueScript     = scripts.Load("lua/consts.lua", "lua/due.lua")
+	leaseScript   = scripts.Load("lua/lease.lua")
+	renewScript   = scripts.Load("lua/renew.lua")
+	releaseScript = scripts.Load("lua/release.lua")
 )
 
 // Sentinel errors.
@@ -127,19 +128,4 @@ var codes = luascript.Codes{
 	"BUSY":        ErrBusy,
 	"BADOUTCOME":  errBadOutcome,
 	"LEASELOST":   ErrLeaseLost,
-}
-
-// redisScript composes the prelude, the names of lua/consts.lua and one
-// script that reads them.
-func redisScript(names ...string) *redis.Script {
-	return redis.NewScript(luascript.Source(luaFiles, names...))
-}
-
-// withNames returns a record script's ARGV: luaNames, then its own.
-func withNames(own ...any) []any {
-	out := make([]any, 0, len(luaNames)+len(own))
-	for _, n := range luaNames {
-		out = append(out, n)
-	}
-	return append(out, own...)
 }

@@ -9,15 +9,18 @@ import (
 //go:embed lua/*.lua
 var luaFiles embed.FS
 
+// scripts are the package's protocol steps (luascript.Set).
+var scripts = luascript.Set{FS: luaFiles}
+
 var (
-	takeScript     = luascript.Load(luaFiles, "lua/take.lua")
-	renewScript    = luascript.Load(luaFiles, "lua/renew.lua")
-	reclaimScript  = luascript.Load(luaFiles, "lua/handback.lua", "lua/reclaim.lua")
-	releaseScript  = luascript.Load(luaFiles, "lua/handback.lua", "lua/release.lua")
-	markScript     = luascript.Load(luaFiles, "lua/mark.lua")
-	expiringScript = luascript.Load(luaFiles, "lua/expiring.lua")
-	noteScript     = luascript.Load(luaFiles, "lua/note.lua")
-	doneScript     = luascript.Load(luaFiles, "lua/done.lua")
-	ackScript      = luascript.Load(luaFiles, "lua/ack.lua")
-	moveScript     = luascript.Load(luaFiles, "lua/handback.lua", "lua/move.lua")
+	takeScript     = scripts.Load("lua/take.lua")
+	renewScript    = scripts.Load("lua/renew.lua")
+	reclaimScript  = scripts.Load("lua/handback.lua", "lua/reclaim.lua")
+	releaseScript  = scripts.Load("lua/handback.lua", "lua/release.lua")
+	markScript     = scripts.Load("lua/mark.lua")
+	expiringScript = scripts.Load("lua/expiring.lua")
+	noteScript     = scripts.Load("lua/note.lua")
+	doneScript     = scripts.Load("lua/done.lua")
+	ackScript      = scripts.Load("lua/ack.lua")
+	moveScript     = scripts.Load("lua/handback.lua", "lua/move.lua")
 )

@@ -18,15 +18,26 @@ import (
 //go:embed lua/*.lua
 var luaFiles embed.FS
 
+// scripts are the package's protocol steps (luascript.Set).
+var scripts = luascript.Set{FS: luaFiles, Consts: luascript.Consts{
+	"F_STATUS": cluster.RobotsStatus, "F_BODY": cluster.RobotsBody,
+	"F_FETCHED_AT": cluster.RobotsFetchedAt, "F_EXPIRES_AT": cluster.RobotsExpiresAt,
+	"R_FILE": claimFile, "R_FETCH": claimFetch, "R_WAIT": claimWait,
+}}
+
 var (
-	claimScript   = luascript.Load(luaFiles, "lua/claim.lua")
-	storeScript   = luascript.Load(luaFiles, "lua/store.lua")
-	releaseScript = luascript.Load(luaFiles, "lua/release.lua")
+	claimScript   = scripts.Load("lua/claim.lua")
+	storeScript   = scripts.Load("lua/store.lua")
+	releaseScript = scripts.Load("lua/release.lua")
 )
 
-// fileFields are the fields of the shared robots.txt hash
-// (cluster.RobotsKeys.File), in the order the scripts read them.
-var fileFields = []any{cluster.RobotsStatus, cluster.RobotsBody, cluster.RobotsFetchedAt, cluster.RobotsExpiresAt}
+// claim's replies: the file is there, fetch it, or wait for another
+// process's fetch.
+const (
+	claimFile  = "file"
+	claimFetch = "fetch"
+	claimWait  = "wait"
+)
 
 // shared is one origin's robots.txt as the cluster keeps it in Redis.
 type shared struct {
@@ -53,15 +64,14 @@ type store struct {
 // claim reads origin's file or takes the fetch lease under token.
 func (s store) claim(ctx context.Context, origin, token string, lease time.Duration) (claimResult, error) {
 	k := s.keys.Robots(origin)
-	args := append([]any{token, lease.Milliseconds()}, fileFields...)
-	res, err := claimScript.Run(ctx, s.rdb, []string{k.File(), k.Lease()}, args...).Slice()
+	res, err := claimScript.Run(ctx, s.rdb, []string{k.File(), k.Lease()}, token, lease.Milliseconds()).Slice()
 	if err != nil {
 		return claimResult{}, fmt.Errorf("claim robots.txt of %s: %w", origin, err)
 	}
 	switch res[0] {
-	case "fetch":
+	case claimFetch:
 		return claimResult{fetch: true}, nil
-	case "wait":
+	case claimWait:
 		return claimResult{wait: time.Duration(toInt(res[1])) * time.Millisecond}, nil
 	}
 	status, _ := strconv.Atoi(toString(res[1]))
@@ -76,8 +86,7 @@ func (s store) claim(ctx context.Context, origin, token string, lease time.Durat
 // put stores origin's file for ttl and gives up the lease.
 func (s store) put(ctx context.Context, origin, token string, status int, body []byte, ttl time.Duration) (time.Time, error) {
 	k := s.keys.Robots(origin)
-	args := append([]any{token, ttl.Milliseconds(), status, body}, fileFields...)
-	ms, err := storeScript.Run(ctx, s.rdb, []string{k.File(), k.Lease()}, args...).Int64()
+	ms, err := storeScript.Run(ctx, s.rdb, []string{k.File(), k.Lease()}, token, ttl.Milliseconds(), status, body).Int64()
 	if err != nil {
 		return time.Time{}, fmt.Errorf("store robots.txt of %s: %w", origin, err)
 	}

@@ -1,18 +1,17 @@
 -- client.Cancel: ask the job's master to stop it. KEYS: state, owner.
--- ARGV: the state's field names (state, cancel_requested, finished_at,
--- cancelled_at, next_round_at), the finished and pending values, now.
+-- ARGV: now.
 -- A pending job that no master holds (none runs, or none under this
 -- prefix) is finished here at once: nobody is there to do it, and it has
 -- queued nothing yet. A recurring job between rounds (finished, with a
 -- next_round_at) is cancelled too: its master is asked (it then ends the
 -- job without starting another round, and stops a round it started
 -- meanwhile), or with no master holding it, its next round is dropped
--- here. Reply -1 for no such job, 0 if it is finished already (and runs no
+-- here. Reply R_NO_JOB (client.cancelNoJob) for no such job, 0 if it is finished already (and runs no
 -- more rounds), 1 if its master was asked, 2 if it was finished here.
-local fState, fCancel, fFinished, fCancelled, fNext = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local finished, pending, now = ARGV[6], ARGV[7], ARGV[8]
+local fState, fCancel, fFinished, fCancelled, fNext = F_STATE, F_CANCEL, F_FINISHED_AT, F_CANCELLED_AT, F_NEXT_ROUND_AT
+local finished, pending, now = S_FINISHED, S_PENDING, ARGV[1]
 if redis.call('EXISTS', KEYS[1]) == 0 then
-  return -1
+  return R_NO_JOB
 end
 local state = redis.call('HGET', KEYS[1], fState)
 if state == finished then

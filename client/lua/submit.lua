@@ -1,15 +1,13 @@
 -- client.Submit: store a job's spec and seeds and mark it pending, unless
 -- a job of that name is pending or running. KEYS: spec, state, stats,
--- seeds, staged seeds. ARGV: spec JSON, now, the state's field names
--- (state, submitted_at, started_at, finished_at, next_round_at,
--- cancel_requested, cancelled_at) and the pending and running values. The seeds were written to the staging list
+-- seeds, staged seeds. ARGV: spec JSON, now. The seeds were written to the staging list
 -- a batch per command beforehand; here they replace the job's seeds in one
 -- step (UNLINK frees the old ones off Redis's main thread). A finished job
 -- is submitted anew: its counters restart, while its dupefilter keeps what
 -- it saw inside the window. Reply 'ok', or the state of the active job.
 local fState, fSubmitted, fStarted, fFinished, fNext, fCancel, fCancelled =
-  ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
-local pending, running = ARGV[10], ARGV[11]
+  F_STATE, F_SUBMITTED_AT, F_STARTED_AT, F_FINISHED_AT, F_NEXT_ROUND_AT, F_CANCEL, F_CANCELLED_AT
+local pending, running = S_PENDING, S_RUNNING
 local state = redis.call('HGET', KEYS[2], fState)
 if state == pending or state == running then
   redis.call('UNLINK', KEYS[5])

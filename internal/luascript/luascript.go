@@ -5,7 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"regexp"
+	"sort"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -16,22 +20,96 @@ var prelude string
 // Prelude returns the Lua source every script starts with.
 func Prelude() string { return prelude }
 
-// Load returns the script in file name of fsys (e.g. "lua/take.lua"), with
-// the shared prelude in front; a script composed of several files (a guard
-// and a body, a mode and a tail) names them all, in order. Scripts are
-// embedded in the binary, so a missing one is a build defect: Load panics.
-func Load(fsys fs.FS, names ...string) *redis.Script {
-	return redis.NewScript(Source(fsys, names...))
+// Consts are the Go constants a package's scripts read, by the Lua name
+// they are read under: ALL_CAPS, prefixed by what they are (F_ a hash
+// field, S_ a state, R_ a reply, P_ a field prefix, ...). A value is a
+// string or an integer.
+type Consts map[string]any
+
+// constName is the form of a constant's Lua name.
+var constName = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
+
+// header returns the Lua lines that define c, one `local NAME = value`
+// per constant, sorted by name. A constant of another type, or a name
+// not in ALL_CAPS, is a build defect: header panics.
+func (c Consts) header() string {
+	names := make([]string, 0, len(c))
+	for name := range c {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, name := range names {
+		if !constName.MatchString(name) {
+			panic(fmt.Sprintf("luascript: constant name %q is not ALL_CAPS", name))
+		}
+		fmt.Fprintf(&b, "local %s = %s\n", name, luaValue(name, c[name]))
+	}
+	return b.String()
 }
 
-// Source returns the text Load runs: the prelude, then the files named, in
-// order. Packages that compose a script from several files (a mode and a
-// tail, say) pass them all.
-func Source(fsys fs.FS, names ...string) string {
+// luaValue writes v as a Lua literal.
+func luaValue(name string, v any) string {
+	switch x := v.(type) {
+	case string:
+		return quote(x)
+	case int:
+		return strconv.Itoa(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	}
+	panic(fmt.Sprintf("luascript: constant %s is a %T, want a string or an integer", name, v))
+}
+
+// quote writes s as a single-quoted Lua string, escaping every byte that
+// is not printable ASCII as \ddd.
+func quote(s string) string {
+	var b strings.Builder
+	b.WriteByte('\'')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c > 0x7e || c == '\'' || c == '\\' {
+			fmt.Fprintf(&b, "\\%03d", c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	b.WriteByte('\'')
+	return b.String()
+}
+
+// Set is one package's scripts: the files they are built from, the Go
+// constants they read and the error codes they fail with. Every package
+// of the cluster protocol declares one and loads its scripts through it,
+// so constants reach Lua one way: as locals in the script's header,
+// written from Go values, never passed as ARGV or retyped as literals.
+type Set struct {
+	// FS holds the package's .lua files (go:embed lua/*.lua).
+	FS fs.FS
+	// Consts are the constants every script of the set may read.
+	Consts Consts
+	// Codes are the error codes the set's scripts fail with.
+	Codes Codes
+}
+
+// Load returns the script composed of the files named (e.g.
+// "lua/take.lua"; a guard and a body, a mode and a tail, in order): the
+// prelude, the set's constants, then the files. Scripts are embedded in
+// the binary, so a missing one is a build defect: Load panics.
+func (s Set) Load(names ...string) *redis.Script {
+	src := s.Source(names...)
+	register(loadedScript{files: names, source: src, consts: s.Consts, codes: s.Codes})
+	return redis.NewScript(src)
+}
+
+// Source returns the text Load runs.
+func (s Set) Source(names ...string) string {
 	var b strings.Builder
 	b.WriteString(prelude)
+	b.WriteString("\n")
+	b.WriteString(s.Consts.header())
 	for _, name := range names {
-		src, err := fs.ReadFile(fsys, name)
+		src, err := fs.ReadFile(s.FS, name)
 		if err != nil {
 			panic(fmt.Sprintf("luascript: embedded script %s: %v", name, err))
 		}
@@ -39,6 +117,26 @@ func Source(fsys fs.FS, names ...string) string {
 		b.Write(src)
 	}
 	return b.String()
+}
+
+// loadedScript is one script Load built, kept for the tests that check
+// every script of the protocol (export_test.go).
+type loadedScript struct {
+	files  []string
+	source string
+	consts Consts
+	codes  Codes
+}
+
+var (
+	loadedMu sync.Mutex
+	loaded   []loadedScript
+)
+
+func register(s loadedScript) {
+	loadedMu.Lock()
+	defer loadedMu.Unlock()
+	loaded = append(loaded, s)
 }
 
 // Codes maps the error codes a package's scripts fail with (the first word

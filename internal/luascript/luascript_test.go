@@ -25,7 +25,7 @@ func TestLoad(t *testing.T) {
 		"redis":     real,
 		"miniredis": redis.NewClient(&redis.Options{Addr: mr.Addr()}),
 	}
-	script := Load(os.DirFS("testdata"), "probe.lua")
+	script := Set{FS: os.DirFS("testdata")}.Load("probe.lua")
 	codes := Codes{"PROBE": errProbe}
 	ctx := context.Background()
 	for name, rdb := range servers {

@@ -1,12 +1,10 @@
 -- frontier.cancel: stop a job as client cancel asked. K: state, stats,
 -- frontier, pages in progress, retry list, retrying set, task attempts,
 -- list attempts, then per slave its queue and in-flight set. A: now (RFC
--- 3339), the state's field names (state, finished_at, next_round_at,
--- cancel_requested, cancelled_at), the finished value, the stats field
--- counting what is dropped, and "1" to finish the job once nothing of it
--- is in flight ("0" only drops, so slaves stop at once while the master
--- waits for its list pages in progress), and the marker of a task that
--- client retry-failed re-enqueued (cluster.TaskRetryMarker).
+-- 3339) and "1" to finish the job once nothing of it is in flight ("0"
+-- only drops, so slaves stop at once while the master waits for its list
+-- pages in progress). TASK_RETRY_MARKER marks a task that client
+-- retry-failed re-enqueued.
 -- Every call drops the tasks still queued and those in flight whose lease
 -- lapsed (their slave died: nobody will acknowledge them), and counts them
 -- as cancelled; tasks in flight under a live lease are left to their
@@ -18,8 +16,8 @@
 -- nothing. Reply {tasks dropped, 1 if finished else 0}.
 local now = A[1]
 local fState, fFinished, fNext, fCancel, fCancelled, finished, cancelled, finish =
-  A[2], A[3], A[4], A[5], A[6], A[7], A[8], A[9]
-local marker = A[10]
+  F_STATE, F_FINISHED_AT, F_NEXT_ROUND_AT, F_CANCEL, F_CANCELLED_AT, S_FINISHED, F_STAT_CANCELLED, A[2]
+local marker = TASK_RETRY_MARKER
 local lapsedBy = int(now_ms())
 local retrying = redis.call('SCARD', K[6]) > 0
 

@@ -1,14 +1,14 @@
 -- frontier.tryFinish: mark a job's round finished if nothing is left. K:
 -- state, frontier, pages in progress, retry list, seeds, then per slave its
 -- queue and in-flight set. A: now (RFC 3339), the next round's time or ''
--- for none, the state's field names (state, seeded, finished_at,
--- next_round_at, cancel_requested) and the running and finished values.
+-- for none.
 -- Reply 1 when finished, 2 when client cancel asked to stop the job (the
 -- master then cancels it: frontier.cancel), else 0. Nothing is left when
 -- every seed is queued, no list page waits or is in progress, no retried
 -- task waits to be routed, and no slave has a task queued or in flight.
 local now, nextRound = A[1], A[2]
-local fState, fSeeded, fFinished, fNext, fCancel, running, finished = A[3], A[4], A[5], A[6], A[7], A[8], A[9]
+local fState, fSeeded, fFinished, fNext, fCancel, running, finished =
+  F_STATE, F_SEEDED, F_FINISHED_AT, F_NEXT_ROUND_AT, F_CANCEL, S_RUNNING, S_FINISHED
 if redis.call('HEXISTS', K[1], fCancel) == 1 then
   return 2
 end

@@ -1,15 +1,15 @@
 -- frontier.seed: queue the next batch of a round's seeds. K: state, seeds
 -- (entries "<40 hex fingerprint> <list page>"), frontier, listseen of the
--- round. A: round, batch size, the state's round and seeded field names.
+-- round. A: round, batch size.
 -- Seeds are queued a batch per call so that a job of a million seeds never
 -- blocks Redis; the cursor (seeded) lives in the state, so a master that
 -- takes the job over carries on where the last one stopped. Each seed of
 -- a list kind counts as discovered, and as a duplicate when it was queued
--- already (kinds.lua). Reply the seeds left, or -1 if the job is no longer
--- at this round.
-local round, batch, fRound, fSeeded = A[1], tonumber(A[2]), A[3], A[4]
+-- already (kinds.lua). Reply the seeds left, or R_OTHER_ROUND
+-- (master.seedOtherRound) if the job is no longer at this round.
+local round, batch, fRound, fSeeded = A[1], tonumber(A[2]), F_ROUND, F_SEEDED
 if redis.call('HGET', K[1], fRound) ~= round then
-  return -1
+  return R_OTHER_ROUND
 end
 local cursor = tonumber(redis.call('HGET', K[1], fSeeded) or '0')
 local entries = redis.call('LRANGE', K[2], cursor, cursor + batch - 1)

@@ -1,12 +1,11 @@
 -- frontier.startRound: begin round A[1] of a job. K: state, listseen and
--- committed of the previous round. A: round, now (RFC 3339), then the
--- state hash's field names: state, round, started_at, finished_at,
--- next_round_at, seeded; then the running state's value. It marks the job
+-- committed of the previous round. A: round, now (RFC 3339). It marks the job
 -- running at that round with no seed queued yet and forgets the previous
--- round's list-page bookkeeping. Reply 0 if the job is at that round already.
+-- round's list-page bookkeeping. Reply 1, or 0 if the job is at that round already.
 local round, now = tonumber(A[1]), A[2]
-local fState, fRound, fStarted, fFinished, fNext, fSeeded = A[3], A[4], A[5], A[6], A[7], A[8]
-local running = A[9]
+local fState, fRound, fStarted, fFinished, fNext, fSeeded =
+  F_STATE, F_ROUND, F_STARTED_AT, F_FINISHED_AT, F_NEXT_ROUND_AT, F_SEEDED
+local running = S_RUNNING
 local cur = tonumber(redis.call('HGET', K[1], fRound) or '0')
 if cur >= round then
   return 0

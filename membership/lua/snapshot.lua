@@ -1,7 +1,7 @@
--- Registry.Snapshot. KEYS: leases, info, epoch, config. ARGV: max_slaves
--- field, max_slaves. Drops lapsed leases (bumping the epoch if any) and
+-- Registry.Snapshot. KEYS: leases, info, epoch, config. ARGV: max_slaves.
+-- Drops lapsed leases (bumping the epoch if any) and
 -- replies {epoch, ids, infos}.
-local other = other_max_slaves(KEYS[4], ARGV[1], ARGV[2])
+local other = other_max_slaves(KEYS[4], F_MAX_SLAVES, ARGV[1])
 if other then
   return fail('MAXSLAVES', other)
 end

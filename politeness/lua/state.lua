@@ -1,6 +1,5 @@
 -- state: what the budget of one host looks like now.
 -- KEYS[1] rate hash, KEYS[2] holders hash, KEYS[3] pause
--- ARGV[1] field factor
 -- Returns {slots held, processes holding or wanting, factor, pause_ms}.
 local now = now_ms()
 local raw = redis.call('HGETALL', KEYS[2])
@@ -12,6 +11,6 @@ for i = 1, #raw, 2 do
     holders = holders + 1
   end
 end
-local factor = redis.call('HGET', KEYS[1], ARGV[1]) or '1'
+local factor = redis.call('HGET', KEYS[1], F_FACTOR) or '1'
 local till = tonumber(redis.call('GET', KEYS[3]) or '0') or 0
 return {held, holders, factor, math.max(till - now, 0)}

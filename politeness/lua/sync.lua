@@ -16,8 +16,8 @@
 -- ARGV[14] cut multiplier, ARGV[15] raise per good answer, ARGV[16] min
 -- factor, ARGV[17] ms between cuts, ARGV[18] window ms, ARGV[19] least
 -- throttled answers in a window to cut, ARGV[20] least share of throttled
--- answers to cut, ARGV[21..26] rate hash fields: tat, factor, cut_at,
--- win_at, win_ok, win_thr.
+-- answers to cut. The rate hash's fields are F_TAT, F_FACTOR, F_CUT_AT,
+-- F_WIN_AT, F_WIN_OK, F_WIN_THR (politeness/scripts.go).
 --
 -- The holders hash maps each process that holds slots or wants some to
 -- 'held|want|deadline' (deadline in server ms): an entry past its
@@ -37,8 +37,6 @@ local holder = ARGV[1]
 local keep, want, ask = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local interval, burst, cap = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local lease_ms, state_ttl = tonumber(ARGV[8]), tonumber(ARGV[9])
-local F_TAT, F_FACTOR, F_CUT_AT = ARGV[21], ARGV[22], ARGV[23]
-local F_WIN_AT, F_WIN_OK, F_WIN_THR = ARGV[24], ARGV[25], ARGV[26]
 
 -- 1. Feedback: a host is cut only when a real share of its recent answers
 -- say it is overloaded, not for one flaky URL's 503; it is raised back a
