@@ -12,7 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
@@ -298,9 +297,9 @@ func runAllInOne(ctx context.Context, a *app, cfg runConfig, spec *cluster.JobSp
 type runBackend struct {
 	rdb   redis.UniversalClient
 	close func()
-	// inProcess is true for the in-process Redis (miniredis), which the
-	// dupefilter lays out differently (master.Options.EmbeddedRedis).
-	inProcess bool
+	// tune, when not nil, fits the master's options to this Redis (the
+	// in-process one, see embeddedRedis).
+	tune func(*master.Options)
 	// what says which Redis it is, for the summary.
 	what string
 }
@@ -328,38 +327,7 @@ func runRedis(ctx context.Context, cfg runConfig, log *zap.Logger) (runBackend, 
 			log.Warn("could not start a private redis-server; using the in-process Redis", zap.Error(err))
 		}
 	}
-	mr := miniredis.NewMiniRedis()
-	if err := mr.StartAddr("127.0.0.1:0"); err != nil {
-		return runBackend{}, fmt.Errorf("start embedded redis: %w", err)
-	}
-	stopClock := expireKeys(mr)
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), DisableIdentity: true})
-	return runBackend{rdb: rdb, close: func() { rdb.Close(); stopClock(); mr.Close() }, inProcess: true,
-		what: "in-process (install redis-server for a faster run)"}, nil
-}
-
-// expireKeys makes the embedded Redis expire keys as time passes:
-// miniredis counts a key's TTL down only when told (FastForward), and
-// leases, bans and dupefilter slices rely on expiry.
-func expireKeys(mr *miniredis.Miniredis) (stop func()) {
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		last := time.Now()
-		for {
-			select {
-			case <-done:
-				return
-			case now := <-t.C:
-				mr.FastForward(now.Sub(last))
-				last = now
-			}
-		}
-	}()
-	return func() { close(done); <-finished }
+	return embeddedRedis()
 }
 
 // fieldNames are the job's field names, sorted: the CSV columns.
@@ -415,7 +383,10 @@ func runStore(ctx context.Context, a *app, cfg runConfig, spec *cluster.JobSpec)
 func startCluster(ctx context.Context, a *app, cfg runConfig, backend runBackend, keys cluster.Keys, st itemStore, reg *metrics.Registry) (func(), error) {
 	log, rdb := a.logger, backend.rdb
 	mopts := master.DefaultOptions()
-	mopts.Tick, mopts.EmbeddedRedis = 250*time.Millisecond, backend.inProcess
+	mopts.Tick = 250 * time.Millisecond
+	if backend.tune != nil {
+		backend.tune(&mopts)
+	}
 	m, err := master.New(mopts, master.Deps{Redis: rdb, Keys: keys, Failures: st, Metrics: reg, Logger: log})
 	if err != nil {
 		return nil, err
