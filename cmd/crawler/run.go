@@ -258,9 +258,7 @@ func runAllInOne(ctx context.Context, a *app, cfg runConfig, spec *cluster.JobSp
 	if err != nil {
 		return nil, "", err
 	}
-	if serveMetrics != nil {
-		go func() { _ = serveMetrics(ctx) }()
-	}
+	defer runAside(ctx, serveMetrics)()
 
 	keys := cluster.Keys{Prefix: cfg.prefix}
 	stopCluster, err := startCluster(ctx, a, cfg, backend, keys, st, reg)
@@ -291,6 +289,21 @@ func runAllInOne(ctx context.Context, a *app, cfg runConfig, spec *cluster.JobSp
 		return status, what, fmt.Errorf("crawl %s: %w", spec.Name, err)
 	}
 	return status, what, nil
+}
+
+// runAside runs s (when not nil) until the returned function is called,
+// which stops it and waits for it to return.
+func runAside(ctx context.Context, s service) (stop func()) {
+	if s == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = s(ctx)
+	}()
+	return func() { cancel(); <-done }
 }
 
 // runBackend is the Redis a run crawls on.

@@ -179,7 +179,7 @@ func (p *proxyFlags) validator(rdb redis.UniversalClient, keys cluster.Keys, reg
 				_ = judge.Close()
 			}
 		}()
-		go countProxies(ctx, pool, reg)
+		defer runAside(ctx, func(ctx context.Context) error { countProxies(ctx, pool, reg); return nil })()
 		return v.Run(ctx)
 	}, nil
 }
