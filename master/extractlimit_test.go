@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crawler-dev/crawler/client"
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/extract"
 	"github.com/crawler-dev/crawler/internal/testenv"
@@ -36,7 +35,7 @@ func TestJobRunner_listPageExtractLimit(t *testing.T) {
 	spec.NextLink = &cluster.LinkRule{CSS: "a.next"}
 	spec.Fields = map[string]cluster.FieldRule{"title": {CSS: "h1"}}
 	spec.Dedup.Capacity = 10000
-	if err := client.Submit(f.ctx, f.rdb, f.keys, &spec); err != nil {
+	if err := f.jobs(t).Submit(f.ctx, &spec); err != nil {
 		t.Fatalf("submit: %v", err)
 	}
 	r := f.runner(t, 0)

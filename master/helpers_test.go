@@ -58,9 +58,19 @@ func (f *fixture) submit(t *testing.T, seeds ...string) {
 	spec.DetailLink = &cluster.LinkRule{CSS: ".item a"}
 	spec.Fields = map[string]cluster.FieldRule{"title": {CSS: "h1"}}
 	spec.Dedup.Capacity = 10000
-	if err := client.Submit(f.ctx, f.rdb, f.keys, &spec); err != nil {
+	if err := f.jobs(t).Submit(f.ctx, &spec); err != nil {
 		t.Fatalf("submit: %v", err)
 	}
+}
+
+// jobs is a client of the fixture's cluster.
+func (f *fixture) jobs(t *testing.T) *client.Client {
+	t.Helper()
+	c, err := client.New(f.rdb, client.Options{Keys: f.keys, MaxSlaves: f.m.opts.MaxSlaves})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // runner acquires the job the way tendJob does and returns its loaded

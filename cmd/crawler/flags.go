@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
+	"github.com/crawler-dev/crawler/client"
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/redact"
 )
@@ -66,13 +66,28 @@ func shellQuote(s string) string {
 // errNoJob is the error of a client command given no --job.
 var errNoJob = errors.New("--job: a job name is required")
 
-// openForJob opens the cluster's Redis for a command about one job, which
-// --job must name; the caller closes it.
-func (c *clusterFlags) openForJob(ctx context.Context, job string) (redis.UniversalClient, error) {
+// openForJob opens a client of the cluster for a command about one job,
+// which --job must name; the caller calls closeRedis.
+func (c *clusterFlags) openForJob(ctx context.Context, job string) (cl *client.Client, closeRedis func(), err error) {
 	if job == "" {
-		return nil, errNoJob
+		return nil, nil, errNoJob
 	}
-	return openRedis(ctx, c.redis)
+	return c.openClient(ctx)
+}
+
+// openClient opens the cluster's Redis and a client of the cluster in it;
+// the caller calls closeRedis.
+func (c *clusterFlags) openClient(ctx context.Context) (cl *client.Client, closeRedis func(), err error) {
+	rdb, err := openRedis(ctx, c.redis)
+	if err != nil {
+		return nil, nil, err
+	}
+	cl, err = client.New(rdb, client.Options{Keys: c.keys(), MaxSlaves: c.maxSlaves})
+	if err != nil {
+		rdb.Close()
+		return nil, nil, fieldFlags{"MaxSlaves": "max-slaves"}.name(err)
+	}
+	return cl, func() { rdb.Close() }, nil
 }
 
 // validate checks what the libraries do not: the prefix and max slaves.

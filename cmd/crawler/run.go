@@ -217,8 +217,8 @@ func runOutcome(ctx context.Context, cfg runConfig, spec *cluster.JobSpec, st *c
 // submitOrResume submits spec, or, on a Redis of the user's (--redis)
 // where the job is still pending or running (a run interrupted), resumes
 // it: this run's master takes the job over where the last one left it.
-func submitOrResume(ctx context.Context, a *app, cfg runConfig, rdb redis.UniversalClient, keys cluster.Keys, spec *cluster.JobSpec) error {
-	err := client.Submit(ctx, rdb, keys, spec)
+func submitOrResume(ctx context.Context, a *app, cfg runConfig, cl *client.Client, spec *cluster.JobSpec) error {
+	err := cl.Submit(ctx, spec)
 	if cfg.redis == "" || !errors.Is(err, client.ErrJobActive) {
 		return err
 	}
@@ -268,20 +268,24 @@ func runAllInOne(ctx context.Context, a *app, cfg runConfig, spec *cluster.JobSp
 	defer stopCluster()
 	// Submit once every slave is live, or the first to register would be
 	// routed all the work of a fast list walk.
-	if err := client.WaitSlaves(ctx, rdb, keys, cfg.slaves); err != nil {
+	cl, err := client.New(rdb, client.Options{Keys: keys})
+	if err != nil {
 		return nil, "", err
 	}
-	if err := submitOrResume(ctx, a, cfg, rdb, keys, spec); err != nil {
+	if err := cl.WaitSlaves(ctx, cfg.slaves); err != nil {
 		return nil, "", err
 	}
-	status, err := client.Wait(ctx, rdb, keys, spec.Name, cluster.DefaultMaxSlaves, 250*time.Millisecond, con.show)
+	if err := submitOrResume(ctx, a, cfg, cl, spec); err != nil {
+		return nil, "", err
+	}
+	status, err := cl.Wait(ctx, spec.Name, 250*time.Millisecond, con.show)
 	if err != nil && ctx.Err() != nil {
 		// Interrupted: the slaves finish the pages being fetched, store and
 		// acknowledge them, and hand back the rest; the summary then shows
 		// what the drain left, not what was in flight when it began.
 		a.logger.Warn("draining: the pages being fetched finish and are stored")
 		stopCluster()
-		if final, ferr := client.GetStatus(context.WithoutCancel(ctx), rdb, keys, spec.Name, cluster.DefaultMaxSlaves); ferr == nil {
+		if final, ferr := cl.Status(context.WithoutCancel(ctx), spec.Name); ferr == nil {
 			status = final
 		}
 	}
