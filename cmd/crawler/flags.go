@@ -19,13 +19,18 @@ type clusterFlags struct {
 	redis     string
 	prefix    string
 	maxSlaves int
+	// fields maps the option fields of the command's role (master.Options,
+	// slave.Options) to their flags: --max-slaves here, the role's own
+	// where the command registers them.
+	fields fieldFlags
 }
 
 func (c *clusterFlags) register(cmd *cobra.Command) {
+	c.fields = fieldFlags{}
 	f := cmd.Flags()
 	f.StringVar(&c.redis, "redis", defaultRedis, "Redis URL: redis://[user:pass@]host:port/db, a Redis Cluster as redis://h1:port,h2:port, or redis+sentinel://h1:26379,h2:26379/mastername")
 	f.StringVar(&c.prefix, "prefix", cluster.DefaultPrefix, "prefix of every Redis key of this cluster (the same on every host)")
-	f.IntVar(&c.maxSlaves, "max-slaves", cluster.DefaultMaxSlaves, "the most slaves the cluster may have: the size of its virtual node table (the same on every host)")
+	f.IntVar(&c.maxSlaves, c.fields.flag("MaxSlaves", "max-slaves"), cluster.DefaultMaxSlaves, "the most slaves the cluster may have: the size of its virtual node table (the same on every host)")
 }
 
 func (c *clusterFlags) keys() cluster.Keys { return cluster.Keys{Prefix: c.prefix} }
@@ -85,7 +90,7 @@ func (c *clusterFlags) openClient(ctx context.Context) (cl *client.Client, close
 	cl, err = client.New(rdb, client.Options{Keys: c.keys(), MaxSlaves: c.maxSlaves})
 	if err != nil {
 		rdb.Close()
-		return nil, nil, fieldFlags{"MaxSlaves": "max-slaves"}.name(err)
+		return nil, nil, c.fields.name(err)
 	}
 	return cl, func() { rdb.Close() }, nil
 }
@@ -95,16 +100,24 @@ func (c *clusterFlags) validate() error {
 	switch {
 	case c.prefix == "" || len(c.prefix) > 64:
 		return fmt.Errorf("--prefix: %q must be 1-64 characters", c.prefix)
-	case c.maxSlaves < 1 || c.maxSlaves > cluster.MaxSlavesLimit:
-		return fmt.Errorf("--max-slaves: %d is outside 1..%d", c.maxSlaves, cluster.MaxSlavesLimit)
 	}
-	return nil
+	return c.fields.name(cluster.CheckMaxSlaves(c.maxSlaves))
 }
 
 // fieldFlags maps the option fields of a library (master.Options.Tick) to
 // the flags that set them (--tick), so an error the library reports by
-// field reaches the user by flag.
+// field reaches the user by flag. Flags are recorded as they are
+// registered (flag), so each is named once.
 type fieldFlags map[string]string
+
+// flag records that the flag sets the option field and returns the flag's
+// name, for the call that registers it:
+//
+//	f.DurationVar(&o.Tick, fields.flag("Tick", "tick"), o.Tick, "...")
+func (m fieldFlags) flag(field, flag string) string {
+	m[field] = flag
+	return flag
+}
 
 // name rewrites a *cluster.FieldError into the flag's terms; other errors
 // pass through.
