@@ -12,14 +12,14 @@ import (
 )
 
 // Jobs reads the status of every submitted job, oldest submission first.
-func Jobs(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, maxSlaves int) ([]*Status, error) {
-	names, err := rdb.ZRange(ctx, keys.Jobs(), 0, -1).Result()
+func (c *Client) Jobs(ctx context.Context) ([]*Status, error) {
+	names, err := c.rdb.ZRange(ctx, c.keys.Jobs(), 0, -1).Result()
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
 	out := make([]*Status, 0, len(names))
 	for _, name := range names {
-		st, err := GetStatus(ctx, rdb, keys, name, maxSlaves)
+		st, err := c.Status(ctx, name)
 		if errors.Is(err, ErrJobNotFound) {
 			continue // indexed by a submission still being written
 		}
@@ -44,9 +44,9 @@ var ErrJobFinished = errors.New("the job is finished")
 // no master holds (none runs, or none under this key prefix) is finished
 // here at once, so it can be reset or submitted again: finished reports
 // that.
-func Cancel(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, job string) (finished bool, err error) {
-	jk := keys.Job(job)
-	n, err := cancelScript.Run(ctx, rdb, []string{jk.State(), jk.Owner()},
+func (c *Client) Cancel(ctx context.Context, job string) (finished bool, err error) {
+	jk := c.keys.Job(job)
+	n, err := cancelScript.Run(ctx, c.rdb, []string{jk.State(), jk.Owner()},
 		time.Now().UTC().Format(time.RFC3339)).Int()
 	switch {
 	case err != nil:
@@ -56,7 +56,7 @@ func Cancel(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, j
 	case n == 0:
 		return false, fmt.Errorf("cancel job %s: %w", job, ErrJobFinished)
 	}
-	bumpJobs(ctx, rdb, keys)
+	c.bumpJobs(ctx)
 	return n == 2, nil
 }
 
@@ -67,12 +67,12 @@ var ErrJobBusy = errors.New("the job is pending or running; cancel it first")
 // seeds, dupefilter and near-duplicate index, so that submitting it again
 // fetches every page afresh. Items and failures in the store are kept. It
 // returns how many Redis keys it removed.
-func Reset(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, job string) (int, error) {
-	jk := keys.Job(job)
-	state, err := rdb.HGet(ctx, jk.State(), cluster.StateField).Result()
+func (c *Client) Reset(ctx context.Context, job string) (int, error) {
+	jk := c.keys.Job(job)
+	state, err := c.rdb.HGet(ctx, jk.State(), cluster.StateField).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
-		if n, _ := rdb.ZScore(ctx, keys.Jobs(), job).Result(); n == 0 {
+		if n, _ := c.rdb.ZScore(ctx, c.keys.Jobs(), job).Result(); n == 0 {
 			return 0, fmt.Errorf("reset job %s: %w", job, ErrJobNotFound)
 		}
 	case err != nil:
@@ -80,11 +80,11 @@ func Reset(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, jo
 	case state == cluster.StatePending || state == cluster.StateRunning:
 		return 0, fmt.Errorf("reset job %s: %w", job, ErrJobBusy)
 	}
-	n, err := unlinkTag(ctx, rdb, jk.Tag())
+	n, err := unlinkTag(ctx, c.rdb, jk.Tag())
 	if err != nil {
 		return n, fmt.Errorf("reset job %s: %w", job, err)
 	}
-	if err := rdb.ZRem(ctx, keys.Jobs(), job).Err(); err != nil {
+	if err := c.rdb.ZRem(ctx, c.keys.Jobs(), job).Err(); err != nil {
 		return n, fmt.Errorf("reset job %s: unindex: %w", job, err)
 	}
 	return n, nil
@@ -142,8 +142,8 @@ func escapeGlob(s string) string {
 // PreviousRun is the job of that name that finished within its dupefilter
 // window before now, or nil: its pages are still duplicates, so submitting
 // it again fetches only what is new. window is the new submission's.
-func PreviousRun(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, job string, window time.Duration) (*Status, error) {
-	st, err := GetStatus(ctx, rdb, keys, job, 0)
+func (c *Client) PreviousRun(ctx context.Context, job string, window time.Duration) (*Status, error) {
+	st, err := c.status(ctx, job, 0)
 	if errors.Is(err, ErrJobNotFound) {
 		return nil, nil
 	}

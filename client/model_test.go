@@ -6,14 +6,13 @@ import (
 	"testing"
 
 	"github.com/crawler-dev/crawler/cluster"
-	"github.com/crawler-dev/crawler/internal/testenv"
 )
 
 // TestSubmit_kindsEntries: a job with page kinds, seeds of a kind and
 // sitemaps is accepted, and its round starts from its seeds, each with its
 // kind, and one sitemaps entry per sitemap (per seed host for url: robots).
 func TestSubmit_kindsEntries(t *testing.T) {
-	rdb, keys := testenv.Redis(t)
+	c, rdb, keys := newTestClient(t)
 	spec, err := cluster.ParseJobSpec(strings.NewReader(`name: m-kinds
 seeds: ["https://a.example/", "https://a.example/x", {url: "https://b.example/p/1", kind: product}]
 sitemaps: [{url: robots, kind: product}, {url: "https://c.example/sitemap.xml", kind: product}]
@@ -26,7 +25,7 @@ kinds:
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := Submit(ctx, rdb, keys, spec); err != nil {
+	if err := c.Submit(ctx, spec); err != nil {
 		t.Fatalf("Submit: %v", err)
 	}
 	entries, err := rdb.LRange(ctx, keys.Job(spec.Name).Seeds(), 0, -1).Result()

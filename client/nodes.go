@@ -5,17 +5,14 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/membership"
 )
 
 // WaitSlaves waits until at least n slaves are live in the node table.
 // Submitting after it makes a fast crawl spread over all of them: the
 // master routes to the slaves live at the moment it routes.
-func WaitSlaves(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, n int) error {
-	reg, err := membership.New(rdb, keys, membership.Options{})
+func (c *Client) WaitSlaves(ctx context.Context, n int) error {
+	reg, err := membership.New(c.rdb, c.keys, membership.Options{})
 	if err != nil {
 		return err
 	}
@@ -41,14 +38,14 @@ type Crew struct {
 	Slaves int
 }
 
-// GetCrew reads who serves the cluster under keys: a submission to a
-// Redis or prefix that no master serves would wait silently.
-func GetCrew(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys) (Crew, error) {
-	n, err := rdb.Exists(ctx, keys.Nodes().Config()).Result()
+// Crew reads who serves the cluster: a submission to a Redis or prefix
+// that no master serves would wait silently.
+func (c *Client) Crew(ctx context.Context) (Crew, error) {
+	n, err := c.rdb.Exists(ctx, c.keys.Nodes().Config()).Result()
 	if err != nil {
 		return Crew{}, fmt.Errorf("read the cluster's config: %w", err)
 	}
-	reg, err := membership.New(rdb, keys, membership.Options{})
+	reg, err := membership.New(c.rdb, c.keys, membership.Options{})
 	if err != nil {
 		return Crew{}, err
 	}

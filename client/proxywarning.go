@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/proxy"
 )
@@ -13,11 +11,11 @@ import (
 // proxyWarnings say why a job that requires proxies waits: the pool holds
 // no usable proxy. Nothing when the job is finished, does not require
 // proxies, or the pool cannot be read.
-func proxyWarnings(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, spec *cluster.JobSpec, st *Status) []string {
+func (c *Client) proxyWarnings(ctx context.Context, spec *cluster.JobSpec, st *Status) []string {
 	if st.State == cluster.StateFinished || spec.Proxy != cluster.ProxyRequire {
 		return nil
 	}
-	pool, err := proxy.NewPool(rdb, keys, proxy.DefaultPoolOptions())
+	pool, err := proxy.NewPool(c.rdb, c.keys, proxy.DefaultPoolOptions())
 	if err != nil {
 		return nil
 	}

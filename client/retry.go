@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/store"
 )
@@ -15,9 +13,9 @@ import (
 // failed counter to stored, and its failure record is dropped; one that
 // fails again stays failed with the new reason. It returns how many pages
 // were re-enqueued.
-func RetryFailed(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, job string, failures []store.Failure) (int, error) {
-	jk := keys.Job(job)
-	if n, err := rdb.Exists(ctx, jk.State()).Result(); err != nil || n == 0 {
+func (c *Client) RetryFailed(ctx context.Context, job string, failures []store.Failure) (int, error) {
+	jk := c.keys.Job(job)
+	if n, err := c.rdb.Exists(ctx, jk.State()).Result(); err != nil || n == 0 {
 		if err != nil {
 			return 0, fmt.Errorf("retry failed of job %s: %w", job, err)
 		}
@@ -35,7 +33,7 @@ func RetryFailed(ctx context.Context, rdb redis.UniversalClient, keys cluster.Ke
 	if len(args) == 0 {
 		return 0, nil
 	}
-	n, err := retryScript.Run(ctx, rdb, []string{jk.Retry(), jk.Retrying(), jk.State()}, args...).Int()
+	n, err := retryScript.Run(ctx, c.rdb, []string{jk.Retry(), jk.Retrying(), jk.State()}, args...).Int()
 	if err != nil {
 		return 0, fmt.Errorf("retry failed of job %s: %w", job, err)
 	}

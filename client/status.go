@@ -106,12 +106,17 @@ type SlaveCounts struct {
 	InFlight int64 `json:"in_flight"`
 }
 
-// GetStatus reads a job's status. maxSlaves is the size of the virtual node
-// table, to find every slave's queue; a finished job's queues are empty and
-// are not read (but for a cancelled one's tasks in flight).
-func GetStatus(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, job string, maxSlaves int) (*Status, error) {
-	jk := keys.Job(job)
-	pipe := rdb.Pipeline()
+// Status reads a job's status: its state, counters, every slave's share
+// and queues, its rounds, page kinds and warnings. A finished job's queues
+// are empty and are not read (but for a cancelled one's tasks in flight).
+func (c *Client) Status(ctx context.Context, job string) (*Status, error) {
+	return c.status(ctx, job, c.maxSlaves)
+}
+
+// status is Status reading maxSlaves slaves' queues.
+func (c *Client) status(ctx context.Context, job string, maxSlaves int) (*Status, error) {
+	jk := c.keys.Job(job)
+	pipe := c.rdb.Pipeline()
 	stateCmd, statsCmd := pipe.HGetAll(ctx, jk.State()), pipe.HGetAll(ctx, jk.Stats())
 	specCmd := pipe.Get(ctx, jk.Spec())
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
@@ -123,7 +128,7 @@ func GetStatus(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys
 	}
 	depth := queue.Depth{Queued: make([]int64, maxSlaves), Inflight: make([]int64, maxSlaves)}
 	if state[cluster.StateField] != cluster.StateFinished || state[cluster.StateCancelledAt] != "" {
-		d, err := queue.New(rdb, jk).Depth(ctx, maxSlaves)
+		d, err := queue.New(c.rdb, jk).Depth(ctx, maxSlaves)
 		if err != nil {
 			return nil, fmt.Errorf("job %s: %w", job, err)
 		}
@@ -143,7 +148,7 @@ func GetStatus(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys
 	st.Counters.RoundCounts, st.Rounds = recrawlCounts(stats)
 	if spec, err := cluster.DecodeJobSpec([]byte(specCmd.Val())); err == nil {
 		st.Kinds, st.Warnings = kindStatus(spec, stats, st.Counters)
-		st.Warnings = append(st.Warnings, proxyWarnings(ctx, rdb, keys, spec, st)...)
+		st.Warnings = append(st.Warnings, c.proxyWarnings(ctx, spec, st)...)
 	}
 	return st, nil
 }
@@ -198,17 +203,19 @@ func slaveCounts(stats map[string]string, depth queue.Depth) map[string]SlaveCou
 }
 
 // Wait polls the job's status every interval until it is finished or ctx
-// ends, calling progress (if not nil) with each status read.
-func Wait(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, job string, maxSlaves int,
-	interval time.Duration, progress func(*Status)) (*Status, error) {
+// ends, calling progress (if not nil) with each status read. When ctx
+// ends it returns the last status read (nil if none was) and ctx's error.
+func (c *Client) Wait(ctx context.Context, job string, interval time.Duration, progress func(*Status)) (*Status, error) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	var last *Status
 	for {
-		st, err := GetStatus(ctx, rdb, keys, job, maxSlaves)
+		st, err := c.Status(ctx, job)
 		if errors.Is(err, ErrJobNotFound) {
 			return nil, err
 		}
 		if err == nil {
+			last = st
 			if progress != nil {
 				progress(st)
 			}
@@ -218,7 +225,7 @@ func Wait(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, job
 		}
 		select {
 		case <-ctx.Done():
-			return st, fmt.Errorf("wait for job %s: %w", job, ctx.Err())
+			return last, fmt.Errorf("wait for job %s: %w", job, ctx.Err())
 		case <-t.C:
 		}
 	}

@@ -33,7 +33,7 @@ const stagingTTL = time.Hour
 // stored apart from the spec, a chunk per command, so a job of a million
 // seeds neither blocks Redis nor weighs on every process that loads the
 // spec.
-func Submit(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, spec *cluster.JobSpec) error {
+func (c *Client) Submit(ctx context.Context, spec *cluster.JobSpec) error {
 	spec.ApplyDefaults()
 	if err := spec.Validate(); err != nil {
 		return err
@@ -42,12 +42,12 @@ func Submit(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, s
 	if err != nil {
 		return err
 	}
-	jk := keys.Job(spec.Name)
-	if err := checkRoom(ctx, rdb, spec, jk, seeds); err != nil {
+	jk := c.keys.Job(spec.Name)
+	if err := c.checkRoom(ctx, spec, jk, seeds); err != nil {
 		return fmt.Errorf("submit job %s: %w", spec.Name, err)
 	}
 	staging := jk.SeedsStaging(stagingToken())
-	if err := stageSeeds(ctx, rdb, staging, seeds); err != nil {
+	if err := c.stageSeeds(ctx, staging, seeds); err != nil {
 		return fmt.Errorf("submit job %s: %w", spec.Name, err)
 	}
 	stored := *spec
@@ -59,10 +59,10 @@ func Submit(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, s
 	now := time.Now().UTC()
 	// The job index lives in another hash slot than the job's keys, so it is
 	// written first: masters skip an indexed job whose state is not there yet.
-	if err := rdb.ZAddNX(ctx, keys.Jobs(), redis.Z{Score: float64(now.UnixMilli()), Member: spec.Name}).Err(); err != nil {
+	if err := c.rdb.ZAddNX(ctx, c.keys.Jobs(), redis.Z{Score: float64(now.UnixMilli()), Member: spec.Name}).Err(); err != nil {
 		return fmt.Errorf("submit job %s: index: %w", spec.Name, err)
 	}
-	res, err := submitScript.Run(ctx, rdb, []string{jk.Spec(), jk.State(), jk.Stats(), jk.Seeds(), staging},
+	res, err := submitScript.Run(ctx, c.rdb, []string{jk.Spec(), jk.State(), jk.Stats(), jk.Seeds(), staging},
 		raw, now.Format(time.RFC3339Nano)).Text()
 	if err != nil {
 		return fmt.Errorf("submit job %s: %w", spec.Name, err)
@@ -70,14 +70,14 @@ func Submit(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, s
 	if res != "ok" {
 		return fmt.Errorf("submit job %s: %w (state %s)", spec.Name, ErrJobActive, res)
 	}
-	bumpJobs(ctx, rdb, keys)
+	c.bumpJobs(ctx)
 	return nil
 }
 
 // bumpJobs tells idle masters and slaves that a job changed; they would
 // notice within seconds anyway, so a failure here is not the user's.
-func bumpJobs(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys) {
-	_ = rdb.Incr(ctx, keys.JobsVersion()).Err()
+func (c *Client) bumpJobs(ctx context.Context) {
+	_ = c.rdb.Incr(ctx, c.keys.JobsVersion()).Err()
 }
 
 // seedEntryBytes is what Redis spends on one seed besides its bytes: the
@@ -87,7 +87,7 @@ const seedEntryBytes = 48
 // checkRoom refuses a job whose dupefilter and seeds Redis cannot hold,
 // saying how much they need: a job sized by mistake must not take Redis,
 // and every other client of it, down.
-func checkRoom(ctx context.Context, rdb redis.UniversalClient, spec *cluster.JobSpec, jk cluster.JobKeys, seeds []any) error {
+func (c *Client) checkRoom(ctx context.Context, spec *cluster.JobSpec, jk cluster.JobKeys, seeds []any) error {
 	opts := dedup.JobOptions(spec.Dedup, jk)
 	if err := opts.Validate(); err != nil {
 		return fmt.Errorf("job: dedup: %w", err)
@@ -96,7 +96,7 @@ func checkRoom(ctx context.Context, rdb redis.UniversalClient, spec *cluster.Job
 	for _, s := range seeds {
 		need += uint64(len(s.(string))) + seedEntryBytes
 	}
-	info, err := rdb.Info(ctx, "memory").Result()
+	info, err := c.rdb.Info(ctx, "memory").Result()
 	if err != nil {
 		return nil // an embedded Redis (crawler run) reports no memory: no limit known, no check
 	}
@@ -130,8 +130,8 @@ func seedEntries(spec *cluster.JobSpec) ([]any, error) {
 
 // stageSeeds writes the seeds to the staging list, a chunk per command, in
 // one pipeline.
-func stageSeeds(ctx context.Context, rdb redis.UniversalClient, staging string, seeds []any) error {
-	pipe := rdb.Pipeline()
+func (c *Client) stageSeeds(ctx context.Context, staging string, seeds []any) error {
+	pipe := c.rdb.Pipeline()
 	for start := 0; start < len(seeds); start += seedChunk {
 		pipe.RPush(ctx, staging, seeds[start:min(start+seedChunk, len(seeds))]...)
 	}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/dedup"
-	"github.com/crawler-dev/crawler/internal/testenv"
 )
 
 func testJob(name string, seeds ...string) *cluster.JobSpec {
@@ -31,13 +30,13 @@ func testJob(name string, seeds ...string) *cluster.JobSpec {
 // sizes come from what this Redis reports (maxmemory, or the host's memory
 // without one), so the test holds on any host.
 func TestSubmit_refusesWhatRedisCannotHold(t *testing.T) {
-	rdb, keys := testenv.Redis(t)
+	c, rdb, keys := newTestClient(t)
 	ctx := context.Background()
 	limit := memoryLimit(t, rdb)
 	big := testJob("huge", "https://example.com/")
 	big.ApplyDefaults()
 	big.Dedup = capacityBeyond(t, keys.Job("huge"), big.Dedup, limit)
-	err := Submit(ctx, rdb, keys, big)
+	err := c.Submit(ctx, big)
 	if !errors.Is(err, dedup.ErrNoRoom) || !strings.Contains(err.Error(), "needs up to") {
 		t.Fatalf("Submit(dedup %+v, beyond Redis's %d bytes) = %v, want ErrNoRoom saying how much it needs",
 			big.Dedup, limit, err)
@@ -47,7 +46,7 @@ func TestSubmit_refusesWhatRedisCannotHold(t *testing.T) {
 	}
 	small := testJob("fine", "https://example.com/")
 	small.Dedup.Capacity = 1000
-	if err := Submit(ctx, rdb, keys, small); err != nil {
+	if err := c.Submit(ctx, small); err != nil {
 		t.Errorf("Submit(capacity 1000) = %v", err)
 	}
 }
@@ -98,7 +97,7 @@ func capacityBeyond(t *testing.T, jk cluster.JobKeys, d cluster.DedupSpec, limit
 // chunk per command, apart from its spec: Redis keeps answering others all
 // along, and the spec every process loads stays small.
 func TestSubmit_manySeeds(t *testing.T) {
-	rdb, keys := testenv.Redis(t)
+	c, rdb, keys := newTestClient(t)
 	ctx := context.Background()
 	const n = 200_000
 	seeds := make([]string, n)
@@ -128,7 +127,7 @@ func TestSubmit_manySeeds(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 	}()
-	err := Submit(ctx, rdb, keys, testJob("many", seeds...))
+	err := c.Submit(ctx, testJob("many", seeds...))
 	close(stop)
 	wg.Wait()
 	if err != nil {
@@ -156,14 +155,14 @@ func TestSubmit_manySeeds(t *testing.T) {
 }
 
 // TestSubmit_activeJob: a job of the same name that is pending or running
-// is not replaced, and the staged seeds are dropped.
+// is not replaced, and the staged seeds are dropped; a finished one is.
 func TestSubmit_activeJob(t *testing.T) {
-	rdb, keys := testenv.Redis(t)
+	c, rdb, keys := newTestClient(t)
 	ctx := context.Background()
-	if err := Submit(ctx, rdb, keys, testJob("once", "https://example.com/a")); err != nil {
+	if err := c.Submit(ctx, testJob("once", "https://example.com/a")); err != nil {
 		t.Fatal(err)
 	}
-	err := Submit(ctx, rdb, keys, testJob("once", "https://example.com/b"))
+	err := c.Submit(ctx, testJob("once", "https://example.com/b"))
 	if !errors.Is(err, ErrJobActive) {
 		t.Fatalf("second Submit = %v, want ErrJobActive", err)
 	}
@@ -173,5 +172,15 @@ func TestSubmit_activeJob(t *testing.T) {
 	}
 	if left := rdb.Keys(ctx, jk.Tag()+":seeds:staging:*").Val(); len(left) != 0 {
 		t.Errorf("staging lists left behind: %q", left)
+	}
+
+	// Once finished, the same name may be submitted again: a new run,
+	// pending for the masters, its finish time cleared.
+	rdb.HSet(ctx, jk.State(), cluster.StateField, cluster.StateFinished, cluster.StateFinishedAt, "2026-01-01T00:00:00Z")
+	if err := c.Submit(ctx, testJob("once", "https://example.com/c")); err != nil {
+		t.Fatalf("Submit after the job finished = %v", err)
+	}
+	if st, err := c.Status(ctx, "once"); err != nil || st.State != cluster.StatePending || st.FinishedAt != "" {
+		t.Errorf("resubmitted job = %+v, %v; want pending, not finished", st, err)
 	}
 }

@@ -127,7 +127,7 @@ func (m mirror) sameState(t *testing.T) {
 //
 // The cached filter has room for the whole window, or for the current
 // slice and two sealed ones (the others checked in Redis); slices are one
-// block, or split in blocks of one line, or laid out Embedded (blocks
+// block, or split in blocks of one line, or laid out small (blocks
 // made on first write).
 func TestFilter_CacheAnswersAsRedis(t *testing.T) {
 	for _, tt := range []struct {
@@ -139,7 +139,7 @@ func TestFilter_CacheAnswersAsRedis(t *testing.T) {
 		{"three slices", 3, nil},
 		{"split", 0, func(o *Options) { o.MaxBlockBits = lineBits }},
 		{"split, three slices", 3, func(o *Options) { o.MaxBlockBits = lineBits }},
-		{"embedded", 0, func(o *Options) { o.Embedded = true }},
+		{"small blocks", 0, func(o *Options) { smallLayout(o, true) }},
 	} {
 		t.Run(tt.name, func(t *testing.T) { testCacheAnswersAsRedis(t, tt.slices, tt.edit) })
 	}

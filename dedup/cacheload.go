@@ -12,7 +12,7 @@ import (
 const prepareLoadBytes = 64 << 20
 
 // prepare is Prepare with a cache: it runs the prepare script (creating
-// the keys ahead unless Embedded, and claiming the current slice when the
+// the keys ahead unless CreateOnWrite, and claiming the current slice when the
 // filter holds no exact copy of it), reads the claimed slice, drops the
 // copies that left the window and reads the slices sealed since.
 func (c *sliceCache) prepare(ctx context.Context, f *Filter) error {
@@ -21,7 +21,7 @@ func (c *sliceCache) prepare(ctx context.Context, f *Filter) error {
 	nowMs, guess := f.now()
 	fresh := c.claimable(nowMs, guess)
 	res, _, err := f.run(ctx, f.scripts.prepare, func(nowMs, guess int64) plan {
-		return c.mode.preparePlan(nowMs, guess, !f.opts.Embedded, fresh != nil)
+		return c.mode.preparePlan(nowMs, guess, !f.opts.CreateOnWrite, fresh != nil)
 	})
 	if err != nil {
 		c.unpublish(fresh)

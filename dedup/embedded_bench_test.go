@@ -16,10 +16,10 @@ import (
 // 10 pages. It reports links/s, the heap miniredis holds after the crawl
 // (liveMB) and the most the heap held at once (peakMB), for the cluster's
 // layout (one 24 MB string per slice, which miniredis copies twice on every
-// SETRANGE), for Options.Embedded, and for a slice a thousand times smaller
+// SETRANGE), for the small layout (MinBlockBits SmallBlockBits, CreateOnWrite), and for a slice a thousand times smaller
 // (capacity 10000, one 24 KB block), the floor.
 //
-// Measured while choosing EmbeddedMaxBlockBits (links/s, liveMB; with
+// Measured while choosing SmallBlockBits (links/s, liveMB; with
 // Prepare creating the next slice, live memory doubles): 2^23 bits 1566,
 // 2^20 4664, 2^18 5105, 2^17 2506 and 2^16 1647 with Prepare (it creates
 // every block of two slices); without it 2^20 4601/27, 2^18 6627/26, 2^17
@@ -41,7 +41,7 @@ func benchEmbedded(b *testing.B, embedded bool, capacity int64) {
 		}
 		rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 		o := jobDefaults(ModeBloom)
-		o.Embedded = embedded
+		smallLayout(&o, embedded)
 		if capacity != 0 {
 			o.Capacity = capacity
 		}

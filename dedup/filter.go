@@ -167,7 +167,7 @@ func parseSeen(res any, n int) (reply, error) {
 
 // Prepare creates the current and the next granule's bloom keys at full
 // size ahead of time, since allocating a large key blocks Redis for a
-// moment; an Embedded filter creates nothing ahead. With a cache
+// moment; with CreateOnWrite it creates nothing ahead. With a cache
 // (Options.CacheBytes), it also claims and copies the current slice, drops
 // the copies that left the window and copies the slices sealed since, a
 // bounded share per call. Call it once per granule or more often (a
@@ -175,7 +175,7 @@ func parseSeen(res any, n int) (reply, error) {
 func (f *Filter) Prepare(ctx context.Context) error {
 	b, ok := f.mode.(bloomMode)
 	switch {
-	case !ok || f.opts.Embedded && b.cache == nil:
+	case !ok || f.opts.CreateOnWrite && b.cache == nil:
 		return nil
 	case b.cache != nil:
 		return b.cache.prepare(ctx, f)

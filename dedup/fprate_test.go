@@ -16,7 +16,7 @@ import (
 // filter with a cache (Options.CacheBytes), answering from its copies of
 // the slices, must report exactly as many.
 //
-// The Embedded layout (small blocks) is checked the same way, on the real
+// The small layout crawler run picks for its embedded Redis is checked the same way, on the real
 // Redis for speed: it must answer as the cluster's does.
 func TestFilter_FalsePositiveRate(t *testing.T) {
 	for _, embedded := range []bool{false, true} {
@@ -32,7 +32,7 @@ func testFalsePositiveRate(t *testing.T, embedded bool) {
 	now := testHour()
 	f, _, o := newTestFilter(t, realRedis, ModeBloom, func(o *Options) {
 		o.Window, o.Granularity, o.Capacity, o.ErrorRate, o.Now = 2*time.Hour, time.Hour, capacity, eps, clock.Now
-		o.Embedded = embedded
+		smallLayout(o, embedded)
 	})
 	if sz := f.Sizing(); embedded && sz.Blocks < 4 {
 		t.Fatalf("embedded layout in %d blocks", sz.Blocks)

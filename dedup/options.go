@@ -29,12 +29,13 @@ const (
 // most 2^32 bits (512 MB).
 const DefaultMaxBlockBits uint64 = 1 << 32
 
-// EmbeddedMaxBlockBits is the smallest block an Embedded filter picks
-// (16 KB): on miniredis, crawler run's default job measured 40 links/s with
-// one 24 MB block per slice, and about 5000 with blocks of 2^16..2^18 bits,
+// SmallBlockBits is the MinBlockBits that suits a Redis which copies a
+// whole string on every write (miniredis, the in-process Redis of crawler
+// run): there crawler run's default job measured 40 links/s with one 24 MB
+// block per slice, and about 5000 with blocks of 2^16..2^18 bits (16 KB),
 // as fast as a slice a thousand times smaller; below that, the keys each
 // call names cost more than the copies they save.
-const EmbeddedMaxBlockBits uint64 = 1 << 17
+const SmallBlockBits uint64 = 1 << 17
 
 // Hard bounds of Options, whatever Redis could hold: past them a filter
 // would name more keys than a script call can carry, or size slices no
@@ -82,19 +83,23 @@ type Options struct {
 	// live slices (each slice is sized for ErrorRate / (slices)).
 	ErrorRate float64
 	// MaxBlockBits caps the bits of one Redis string; bigger slices are
-	// split into blocks by fingerprint. 0 means DefaultMaxBlockBits (see
-	// Embedded); at least 1024, one line of the blocked filter. It changes
-	// only the layout, not what the filter answers, but every master of a
-	// job must use the same.
+	// split into blocks by fingerprint. 0 means DefaultMaxBlockBits, or
+	// the size MinBlockBits picks; at least 1024, one line of the blocked
+	// filter. It changes only the layout, not what the filter answers, but
+	// every master of a job must use the same.
 	MaxBlockBits uint64
-	// Embedded says Redis is an in-process miniredis (crawler run, crawler
-	// demo), which copies a whole string on every write. A zero
-	// MaxBlockBits then means the smallest power of two from
-	// EmbeddedMaxBlockBits up whose blocks fit MaxSliceKeys, and Prepare
-	// creates nothing ahead: blocks that small are created when first
-	// written, so a short crawl only holds the blocks it wrote. What the
-	// filter answers is the same as on a real Redis.
-	Embedded bool
+	// MinBlockBits, when not 0 and MaxBlockBits is 0, makes a bloom
+	// filter split its slices into blocks as small as it can: MinBlockBits
+	// times the smallest power of two whose blocks fit MaxSliceKeys (see
+	// SmallBlockBits). 0 keeps DefaultMaxBlockBits. Like MaxBlockBits it
+	// changes only the layout.
+	MinBlockBits uint64
+	// CreateOnWrite makes Prepare create no bloom block ahead: each block
+	// is created by its first write, so a short crawl holds only the
+	// blocks it wrote. Creating ahead spares Redis the stall of allocating
+	// a large key on a write; with small blocks (MinBlockBits) there is no
+	// such stall. What the filter answers is the same either way.
+	CreateOnWrite bool
 	// CacheBytes bounds the process memory a bloom filter may fill with
 	// copies of its slices, which Prepare keeps up to date: the current
 	// slice, which the filter claims as its writer so that it checks it in
@@ -103,7 +108,7 @@ type Options struct {
 	// process alone. A whole window takes about EstimateBytes. 0 keeps
 	// nothing: every check runs in Redis. What the filter answers is the
 	// same either way. A master should give DefaultCacheBytes, and 0 when
-	// Embedded (miniredis already holds the slices in its process).
+	// Redis runs in its own process (miniredis already holds the slices).
 	CacheBytes int64
 	// Now gives the time; nil uses the Redis server's clock (TIME inside
 	// the script), so masters whose clocks disagree still agree on slices.
@@ -127,18 +132,18 @@ func (o Options) withDefaults() Options {
 	}
 	switch {
 	case o.MaxBlockBits != 0:
-	case o.Embedded && o.Mode == ModeBloom:
-		o.MaxBlockBits = o.embeddedBlockBits()
+	case o.MinBlockBits != 0 && o.Mode == ModeBloom:
+		o.MaxBlockBits = o.smallestBlockBits()
 	default:
 		o.MaxBlockBits = DefaultMaxBlockBits
 	}
 	return o
 }
 
-// embeddedBlockBits is the smallest power of two from EmbeddedMaxBlockBits
-// whose blocks fit MaxSliceKeys.
-func (o Options) embeddedBlockBits() uint64 {
-	bits := EmbeddedMaxBlockBits
+// smallestBlockBits is MinBlockBits times the smallest power of two whose
+// blocks fit MaxSliceKeys.
+func (o Options) smallestBlockBits() uint64 {
+	bits := o.MinBlockBits
 	for ; bits < DefaultMaxBlockBits; bits <<= 1 {
 		o.MaxBlockBits = bits
 		if newBloomShape(o).keysPerCall() <= MaxSliceKeys {
@@ -184,6 +189,8 @@ func (o Options) validateCommon() error {
 		return invalid("Capacity", o.Capacity, "is outside 1..%d", MaxCapacity)
 	case o.CacheBytes < 0:
 		return invalid("CacheBytes", o.CacheBytes, "is negative")
+	case o.MinBlockBits != 0 && (o.MinBlockBits < lineBits || o.MinBlockBits > DefaultMaxBlockBits):
+		return invalid("MinBlockBits", o.MinBlockBits, "is outside %d..2^32", lineBits)
 	}
 	return nil
 }

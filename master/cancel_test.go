@@ -33,7 +33,7 @@ func TestJobRunner_cancel(t *testing.T) {
 	lapsing := takeTasks(t, f, dead, 1, time.Minute)
 	held := takeTasks(t, f, live, 2, time.Minute)
 
-	if _, err := client.Cancel(f.ctx, f.rdb, f.keys, "news"); err != nil {
+	if _, err := f.jobs(t).Cancel(f.ctx, "news"); err != nil {
 		t.Fatalf("Cancel: %v", err)
 	}
 	done := make(chan error, 1)
@@ -93,7 +93,7 @@ func takeTasks(t *testing.T, f *fixture, q *queue.SlaveQueue, n int, lease time.
 // status reads the job's status as client status does.
 func status(t *testing.T, f *fixture) *client.Status {
 	t.Helper()
-	st, err := client.GetStatus(f.ctx, f.rdb, f.keys, "news", f.m.opts.MaxSlaves)
+	st, err := f.jobs(t).Status(f.ctx, "news")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestJobRunner_cancelRetried(t *testing.T) {
 		f.rdb.ZAddXX(f.ctx, f.jk.Inflight(0), redis.Z{Score: 1, Member: task}) // their slave died
 	}
 	f.rdb.RPush(f.ctx, f.jk.Found(), cluster.FoundLinks{Page: "https://example.com/a", Kind: cluster.KindDetail}.Encode())
-	if _, err := client.Cancel(f.ctx, f.rdb, f.keys, "news"); err != nil {
+	if _, err := f.jobs(t).Cancel(f.ctx, "news"); err != nil {
 		t.Fatalf("Cancel: %v", err)
 	}
 	if err := r.cancel(f.ctx); err != nil {

@@ -75,7 +75,7 @@ func (f *fixture) submitSpec(t *testing.T, edit func(*cluster.JobSpec), seeds ..
 	if edit != nil {
 		edit(&spec)
 	}
-	if err := client.Submit(f.ctx, f.rdb, f.keys, &spec); err != nil {
+	if err := f.jobs(t).Submit(f.ctx, &spec); err != nil {
 		t.Fatalf("submit: %v", err)
 	}
 }
@@ -199,6 +199,16 @@ func (f *fixture) frontierPages(t *testing.T) []cluster.ListPage {
 		out = append(out, page)
 	}
 	return out
+}
+
+// jobs is a client of the fixture's cluster.
+func (f *fixture) jobs(t *testing.T) *client.Client {
+	t.Helper()
+	c, err := client.New(f.rdb, client.Options{Keys: f.keys, MaxSlaves: f.m.opts.MaxSlaves})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // runner acquires the job the way tendJob does and returns its loaded

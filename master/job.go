@@ -99,8 +99,8 @@ func (r *jobRunner) load(ctx context.Context) error {
 		return err
 	}
 	fopts := dedup.JobOptions(spec.Dedup, r.keys)
-	fopts.Embedded = r.m.opts.EmbeddedRedis
-	if !fopts.Embedded && fopts.Mode == dedup.ModeBloom {
+	fopts.MinBlockBits, fopts.CreateOnWrite = r.m.opts.DedupMinBlockBits, r.m.opts.DedupCreateOnWrite
+	if fopts.Mode == dedup.ModeBloom {
 		fopts.CacheBytes = r.m.opts.DedupCache
 	}
 	filter, err := dedup.New(r.m.deps.Redis, fopts)

@@ -48,15 +48,19 @@ type Options struct {
 	// Tick is how often jobs are scanned, leases renewed, lapsed work
 	// reclaimed and completion checked.
 	Tick time.Duration
-	// EmbeddedRedis is set when Redis is the in-process one of crawler
-	// run: dupefilter slices are then laid out in small blocks made on
-	// first write, which it copies cheaply (dedup.Options.Embedded).
-	EmbeddedRedis bool
+	// DedupMinBlockBits, when not 0, lays each bloom-mode job's dupefilter
+	// slices out in blocks as small as fit (dedup.Options.MinBlockBits),
+	// for a Redis that copies a whole string on every write. Every master
+	// of a job must use the same.
+	DedupMinBlockBits uint64
+	// DedupCreateOnWrite makes each job's dupefilter create its blocks
+	// on first write instead of ahead (dedup.Options.CreateOnWrite).
+	DedupCreateOnWrite bool
 	// DedupCache bounds the memory each bloom-mode job's dupefilter fills
 	// with copies of its Redis slices (dedup.Options.CacheBytes): the
 	// sealed slices are then checked in this process and only the current
-	// one costs Redis work. 0 keeps no copies. Unused when EmbeddedRedis,
-	// whose slices already live in this process.
+	// one costs Redis work. 0 keeps no copies, as suits a Redis in this
+	// process, whose slices already live here.
 	DedupCache int64
 	// MaxDeliveries is how many times a list page is taken without being
 	// committed before it is given up on and recorded as failed.

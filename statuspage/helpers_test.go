@@ -42,7 +42,7 @@ func newFixture(t testing.TB) *fixture {
 	return &fixture{t: t, ctx: ctx, rdb: rdb, keys: keys, reg: reg}
 }
 
-// submit submits a job with client.Submit and marks it running, as a
+// submit submits a job with client.Client.Submit and marks it running, as a
 // master that takes it does.
 func (f *fixture) submit(name string) {
 	f.t.Helper()
@@ -51,7 +51,11 @@ func (f *fixture) submit(name string) {
 	spec.DetailLink = &cluster.LinkRule{CSS: ".item a"}
 	spec.Fields = map[string]cluster.FieldRule{"title": {CSS: "h1"}}
 	spec.Dedup.Capacity = 10000
-	if err := client.Submit(f.ctx, f.rdb, f.keys, &spec); err != nil {
+	jobs, err := client.New(f.rdb, client.Options{Keys: f.keys})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := jobs.Submit(f.ctx, &spec); err != nil {
 		f.t.Fatal(err)
 	}
 	f.start(name)

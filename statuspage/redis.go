@@ -68,6 +68,7 @@ type RedisSource struct {
 	reg    *membership.Registry
 	pool   *proxy.Pool
 	budget *politeness.Budget
+	jobs   *client.Client
 }
 
 // NewRedisSource returns a Source over the cluster under keys in rdb.
@@ -87,12 +88,16 @@ func NewRedisSource(rdb redis.UniversalClient, keys cluster.Keys, opts RedisOpti
 	if err != nil {
 		return nil, fmt.Errorf("status source: %w", err)
 	}
-	return &RedisSource{rdb: rdb, keys: keys, opts: opts, reg: reg, pool: pool, budget: budget}, nil
+	jobs, err := client.New(rdb, client.Options{Keys: keys, MaxSlaves: opts.MaxSlaves})
+	if err != nil {
+		return nil, fmt.Errorf("status source: %w", err)
+	}
+	return &RedisSource{rdb: rdb, keys: keys, opts: opts, reg: reg, pool: pool, budget: budget, jobs: jobs}, nil
 }
 
 // Job reads one job's status.
 func (s *RedisSource) Job(ctx context.Context, name string) (*Job, error) {
-	st, err := client.GetStatus(ctx, s.rdb, s.keys, name, s.opts.MaxSlaves)
+	st, err := s.jobs.Status(ctx, name)
 	if errors.Is(err, client.ErrJobNotFound) {
 		return nil, fmt.Errorf("%w: %s", ErrNotFound, name)
 	}
@@ -185,7 +190,7 @@ func (s *RedisSource) readJobs(ctx context.Context, names []string, errs []strin
 	g.SetLimit(s.opts.Concurrency)
 	for i, name := range names {
 		g.Go(func() error {
-			sts[i], fails[i] = client.GetStatus(ctx, s.rdb, s.keys, name, s.opts.MaxSlaves)
+			sts[i], fails[i] = s.jobs.Status(ctx, name)
 			return nil
 		})
 	}

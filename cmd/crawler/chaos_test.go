@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/crawler-dev/crawler/client"
-	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/demosite"
 	"github.com/crawler-dev/crawler/internal/testenv"
 	"github.com/crawler-dev/crawler/store"
@@ -182,7 +181,7 @@ func runChaos(t *testing.T, seed uint64) {
 
 // chaosFinished reports whether the job has finished.
 func chaosFinished(t *testing.T, env clusterEnv, job string) bool {
-	st, err := client.GetStatus(context.Background(), env.rdb, env.keys, job, cluster.DefaultMaxSlaves)
+	st, err := jobStatus(context.Background(), env.rdb, env.keys, job)
 	return err == nil && st.State == "finished"
 }
 

@@ -303,7 +303,7 @@ func TestClient_jobs(t *testing.T) {
 		!strings.Contains(refusal, "crawler client reset --prefix "+env.prefix+" --job cancelme --yes") || !strings.Contains(refusal, "--force") {
 		t.Errorf("resubmitting within the window: %v, stderr %q; want a refusal naming reset and --force", err, refusal)
 	}
-	if st, err := client.GetStatus(context.Background(), env.rdb, env.keys, "cancelme", 64); err != nil || st.State != "finished" {
+	if st, err := jobStatus(context.Background(), env.rdb, env.keys, "cancelme"); err != nil || st.State != "finished" {
 		t.Errorf("after the refused submit the job is %v (%v), want it left finished", st, err)
 	}
 	out, warn, err := crawler(t, time.Minute, append(submit, "--force")...)
@@ -314,7 +314,7 @@ func TestClient_jobs(t *testing.T) {
 	if out, errOut, err := crawler(t, time.Minute, append([]string{"client", "reset", "--job", "cancelme", "--yes"}, env.flags()...)...); err != nil || !strings.Contains(out, "reset") {
 		t.Fatalf("client reset: %v %s %s", err, out, errOut)
 	}
-	if _, err := client.GetStatus(context.Background(), env.rdb, env.keys, "cancelme", 64); !errors.Is(err, client.ErrJobNotFound) {
+	if _, err := jobStatus(context.Background(), env.rdb, env.keys, "cancelme"); !errors.Is(err, client.ErrJobNotFound) {
 		t.Errorf("after reset the job is still there: %v", err)
 	}
 	if n := len(env.rdb.Keys(context.Background(), env.keys.Job("cancelme").Tag()+"*").Val()); n != 0 {

@@ -15,7 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/crawler-dev/crawler/client"
@@ -73,19 +72,19 @@ func newSubmitCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rdb, err := openRedis(cmd.Context(), cf.redis)
+			cl, closeRedis, err := cf.openClient(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer rdb.Close()
-			if err := checkPreviousRun(cmd, rdb, cf, spec, force); err != nil {
+			defer closeRedis()
+			if err := checkPreviousRun(cmd, cl, cf, spec, force); err != nil {
 				return err
 			}
-			if err := client.Submit(cmd.Context(), rdb, cf.keys(), spec); err != nil {
+			if err := cl.Submit(cmd.Context(), spec); err != nil {
 				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), spec.Name)
-			warnNoCrew(cmd, rdb, cf)
+			warnNoCrew(cmd, cl, cf)
 			return nil
 		},
 	}
@@ -113,11 +112,11 @@ func newStatusCmd() *cobra.Command {
   crawler client status --job news --watch                      # live: progress, rate, ETA, slaves`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rdb, err := cf.openForJob(cmd.Context(), job)
+			cl, closeRedis, err := cf.openForJob(cmd.Context(), job)
 			if err != nil {
 				return err
 			}
-			defer rdb.Close()
+			defer closeRedis()
 			ctx := cmd.Context()
 			var st *client.Status
 			if watch {
@@ -127,7 +126,7 @@ func newStatusCmd() *cobra.Command {
 				ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 				defer stop()
 				w := newWatch(cmd.OutOrStdout())
-				st, err = client.Wait(ctx, rdb, cf.keys(), job, cf.maxSlaves, time.Second, w.show)
+				st, err = cl.Wait(ctx, job, time.Second, w.show)
 				w.done()
 				if ctx.Err() != nil && cmd.Context().Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
 					return nil // Ctrl-C: the user stopped watching
@@ -136,9 +135,9 @@ func newStatusCmd() *cobra.Command {
 				var cancel context.CancelFunc
 				ctx, cancel = context.WithTimeout(ctx, timeout)
 				defer cancel()
-				st, err = client.Wait(ctx, rdb, cf.keys(), job, cf.maxSlaves, 500*time.Millisecond, nil)
+				st, err = cl.Wait(ctx, job, 500*time.Millisecond, nil)
 			} else {
-				st, err = client.GetStatus(ctx, rdb, cf.keys(), job, cf.maxSlaves)
+				st, err = cl.Status(ctx, job)
 			}
 			if st != nil {
 				printStatus(cmd.OutOrStdout(), st, asJSON)
@@ -165,8 +164,8 @@ func newStatusCmd() *cobra.Command {
 // warnNoCrew warns, on stderr, when no master or no slave serves the
 // Redis and prefix a job was submitted to: the job would wait silently
 // (every command defaults --redis to 127.0.0.1:6379).
-func warnNoCrew(cmd *cobra.Command, rdb redis.UniversalClient, cf clusterFlags) {
-	crew, err := client.GetCrew(cmd.Context(), rdb, cf.keys())
+func warnNoCrew(cmd *cobra.Command, cl *client.Client, cf clusterFlags) {
+	crew, err := cl.Crew(cmd.Context())
 	where := fmt.Sprintf("--redis %s --prefix %s", redact.URL(cf.redis), cf.prefix)
 	switch {
 	case err != nil:
@@ -363,11 +362,11 @@ func newRetryFailedCmd() *cobra.Command {
   crawler client retry-failed --job news && crawler client status --job news --wait`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rdb, err := cf.openForJob(cmd.Context(), job)
+			cl, closeRedis, err := cf.openForJob(cmd.Context(), job)
 			if err != nil {
 				return err
 			}
-			defer rdb.Close()
+			defer closeRedis()
 			m, err := openMongo(cmd.Context(), mongo)
 			if err != nil {
 				return err
@@ -377,7 +376,7 @@ func newRetryFailedCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			n, err := client.RetryFailed(cmd.Context(), rdb, cf.keys(), job, failures)
+			n, err := cl.RetryFailed(cmd.Context(), job, failures)
 			if err != nil {
 				return err
 			}

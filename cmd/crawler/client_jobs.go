@@ -9,7 +9,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/crawler-dev/crawler/client"
@@ -20,9 +19,9 @@ import (
 // finished within its dupefilter window: the pages it fetched are still
 // duplicates, so an edited job submitted again would fetch only new pages.
 // With force it warns and lets the submission go on.
-func checkPreviousRun(cmd *cobra.Command, rdb redis.UniversalClient, cf clusterFlags, spec *cluster.JobSpec, force bool) error {
+func checkPreviousRun(cmd *cobra.Command, cl *client.Client, cf clusterFlags, spec *cluster.JobSpec, force bool) error {
 	window := spec.Dedup.Window.Std()
-	prev, err := client.PreviousRun(cmd.Context(), rdb, cf.keys(), spec.Name, window)
+	prev, err := cl.PreviousRun(cmd.Context(), spec.Name, window)
 	if err != nil || prev == nil {
 		return err
 	}
@@ -50,12 +49,12 @@ func newJobsCmd() *cobra.Command {
 		Example: `  crawler client jobs --redis redis://10.0.0.1:6379/0`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rdb, err := openRedis(cmd.Context(), cf.redis)
+			cl, closeRedis, err := cf.openClient(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer rdb.Close()
-			jobs, err := client.Jobs(cmd.Context(), rdb, cf.keys(), cf.maxSlaves)
+			defer closeRedis()
+			jobs, err := cl.Jobs(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -105,12 +104,12 @@ func newCancelCmd() *cobra.Command {
   crawler client cancel --job news && crawler client status --job news --wait`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rdb, err := cf.openForJob(cmd.Context(), job)
+			cl, closeRedis, err := cf.openForJob(cmd.Context(), job)
 			if err != nil {
 				return err
 			}
-			defer rdb.Close()
-			finished, err := client.Cancel(cmd.Context(), rdb, cf.keys(), job)
+			defer closeRedis()
+			finished, err := cl.Cancel(cmd.Context(), job)
 			if err != nil {
 				return err
 			}
@@ -151,12 +150,12 @@ dupefilter window began. The items and failures already in MongoDB are kept.`,
 			if !yes && !confirm(cmd, fmt.Sprintf("forget job %s and its dupefilter? [y/N] ", job)) {
 				return errors.New("not reset (confirm with y, or pass --yes)")
 			}
-			rdb, err := openRedis(cmd.Context(), cf.redis)
+			cl, closeRedis, err := cf.openClient(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer rdb.Close()
-			n, err := client.Reset(cmd.Context(), rdb, cf.keys(), job)
+			defer closeRedis()
+			n, err := cl.Reset(cmd.Context(), job)
 			if err != nil {
 				return err
 			}

@@ -11,35 +11,6 @@ import (
 	"github.com/crawler-dev/crawler/metrics"
 )
 
-// TestParseRedis_DisableIdentity: every client the commands build, for
-// each URL form, skips go-redis's CLIENT SETINFO.
-func TestParseRedis_DisableIdentity(t *testing.T) {
-	for _, raw := range []string{
-		"redis://127.0.0.1:1/0",
-		"redis://127.0.0.1:1,127.0.0.1:2",
-		"redis+sentinel://127.0.0.1:1/mymaster",
-	} {
-		connect, err := parseRedis(raw)
-		if err != nil {
-			t.Fatalf("parseRedis(%s): %v", raw, err)
-		}
-		rdb := connect()
-		var disabled bool
-		switch c := rdb.(type) {
-		case *redis.Client:
-			disabled = c.Options().DisableIdentity
-		case *redis.ClusterClient:
-			disabled = c.Options().DisableIdentity
-		default:
-			t.Fatalf("%s: a %T", raw, rdb)
-		}
-		rdb.Close()
-		if !disabled {
-			t.Errorf("%s: the client sends CLIENT SETINFO on every connection", raw)
-		}
-	}
-}
-
 // TestOpenRedis_noClientErrors: against the test Redis (7.0 here, which
 // refuses CLIENT SETINFO), new connections count no "client" command and
 // no error in the process's metrics.

@@ -88,8 +88,12 @@ func serveHandler(listen string, h http.Handler) (string, func(), error) {
 		return "", nil, fmt.Errorf("--listen: %w", err)
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = srv.Serve(ln)
+	}()
+	return "http://" + ln.Addr().String(), func() { _ = srv.Close(); <-served }, nil
 }
 
 func runDemo(cmd *cobra.Command, a *app, cfg runConfig, site *demosite.Site, base string) error {

@@ -96,7 +96,7 @@ func (e clusterEnv) startSlave(t *testing.T, id int) *proc {
 func (e clusterEnv) waitProgress(t *testing.T, job, what string, cond func(client.Counters) bool) {
 	t.Helper()
 	testenv.Eventually(t, 2*time.Minute, what, func() bool {
-		st, err := client.GetStatus(context.Background(), e.rdb, e.keys, job, cluster.DefaultMaxSlaves)
+		st, err := jobStatus(context.Background(), e.rdb, e.keys, job)
 		return err == nil && cond(st.Counters)
 	})
 }
@@ -394,7 +394,7 @@ func TestCluster_Recrawl(t *testing.T) {
 	if len(items) != 40 {
 		t.Errorf("%d items after re-crawls, want 40 (replaced, not added)", len(items))
 	}
-	st, err := client.GetStatus(context.Background(), env.rdb, env.keys, "again", cluster.DefaultMaxSlaves)
+	st, err := jobStatus(context.Background(), env.rdb, env.keys, "again")
 	if err != nil {
 		t.Fatal(err)
 	}

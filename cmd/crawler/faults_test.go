@@ -145,7 +145,7 @@ func TestFaults_FrozenSlave(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.env.waitSlaves(t, 0, 1, 2) // it rejoins
-	after, err := client.GetStatus(context.Background(), f.env.rdb, f.env.keys, f.job, cluster.DefaultMaxSlaves)
+	after, err := jobStatus(context.Background(), f.env.rdb, f.env.keys, f.job)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
+	"github.com/crawler-dev/crawler/client"
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/redact"
 )
@@ -19,13 +19,18 @@ type clusterFlags struct {
 	redis     string
 	prefix    string
 	maxSlaves int
+	// fields maps the option fields of the command's role (master.Options,
+	// slave.Options) to their flags: --max-slaves here, the role's own
+	// where the command registers them.
+	fields fieldFlags
 }
 
 func (c *clusterFlags) register(cmd *cobra.Command) {
+	c.fields = fieldFlags{}
 	f := cmd.Flags()
 	f.StringVar(&c.redis, "redis", defaultRedis, "Redis URL: redis://[user:pass@]host:port/db, a Redis Cluster as redis://h1:port,h2:port, or redis+sentinel://h1:26379,h2:26379/mastername")
 	f.StringVar(&c.prefix, "prefix", cluster.DefaultPrefix, "prefix of every Redis key of this cluster (the same on every host)")
-	f.IntVar(&c.maxSlaves, "max-slaves", cluster.DefaultMaxSlaves, "the most slaves the cluster may have: the size of its virtual node table (the same on every host)")
+	f.IntVar(&c.maxSlaves, c.fields.flag("MaxSlaves", "max-slaves"), cluster.DefaultMaxSlaves, "the most slaves the cluster may have: the size of its virtual node table (the same on every host)")
 }
 
 func (c *clusterFlags) keys() cluster.Keys { return cluster.Keys{Prefix: c.prefix} }
@@ -66,13 +71,28 @@ func shellQuote(s string) string {
 // errNoJob is the error of a client command given no --job.
 var errNoJob = errors.New("--job: a job name is required")
 
-// openForJob opens the cluster's Redis for a command about one job, which
-// --job must name; the caller closes it.
-func (c *clusterFlags) openForJob(ctx context.Context, job string) (redis.UniversalClient, error) {
+// openForJob opens a client of the cluster for a command about one job,
+// which --job must name; the caller calls closeRedis.
+func (c *clusterFlags) openForJob(ctx context.Context, job string) (cl *client.Client, closeRedis func(), err error) {
 	if job == "" {
-		return nil, errNoJob
+		return nil, nil, errNoJob
 	}
-	return openRedis(ctx, c.redis)
+	return c.openClient(ctx)
+}
+
+// openClient opens the cluster's Redis and a client of the cluster in it;
+// the caller calls closeRedis.
+func (c *clusterFlags) openClient(ctx context.Context) (cl *client.Client, closeRedis func(), err error) {
+	rdb, err := openRedis(ctx, c.redis)
+	if err != nil {
+		return nil, nil, err
+	}
+	cl, err = client.New(rdb, client.Options{Keys: c.keys(), MaxSlaves: c.maxSlaves})
+	if err != nil {
+		rdb.Close()
+		return nil, nil, c.fields.name(err)
+	}
+	return cl, func() { rdb.Close() }, nil
 }
 
 // validate checks what the libraries do not: the prefix and max slaves.
@@ -80,16 +100,24 @@ func (c *clusterFlags) validate() error {
 	switch {
 	case c.prefix == "" || len(c.prefix) > 64:
 		return fmt.Errorf("--prefix: %q must be 1-64 characters", c.prefix)
-	case c.maxSlaves < 1 || c.maxSlaves > cluster.MaxSlavesLimit:
-		return fmt.Errorf("--max-slaves: %d is outside 1..%d", c.maxSlaves, cluster.MaxSlavesLimit)
 	}
-	return nil
+	return c.fields.name(cluster.CheckMaxSlaves(c.maxSlaves))
 }
 
 // fieldFlags maps the option fields of a library (master.Options.Tick) to
 // the flags that set them (--tick), so an error the library reports by
-// field reaches the user by flag.
+// field reaches the user by flag. Flags are recorded as they are
+// registered (flag), so each is named once.
 type fieldFlags map[string]string
+
+// flag records that the flag sets the option field and returns the flag's
+// name, for the call that registers it:
+//
+//	f.DurationVar(&o.Tick, fields.flag("Tick", "tick"), o.Tick, "...")
+func (m fieldFlags) flag(field, flag string) string {
+	m[field] = flag
+	return flag
+}
 
 // name rewrites a *cluster.FieldError into the flag's terms; other errors
 // pass through.

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/crawler-dev/crawler/client"
-	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/demosite"
 	"github.com/crawler-dev/crawler/store"
 )
@@ -43,7 +42,7 @@ func TestJSONL_KillSlave(t *testing.T) {
 	}
 	<-slave.done
 
-	st, err := client.GetStatus(context.Background(), env.rdb, env.keys, job, cluster.DefaultMaxSlaves)
+	st, err := jobStatus(context.Background(), env.rdb, env.keys, job)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/crawler-dev/crawler/client"
+	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/demosite"
 )
 
@@ -154,4 +158,14 @@ func writeJob(t *testing.T, name, base string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// jobStatus reads a job's status as `crawler client status` does, on the
+// default node table.
+func jobStatus(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys, job string) (*client.Status, error) {
+	c, err := client.New(rdb, client.Options{Keys: keys})
+	if err != nil {
+		return nil, err
+	}
+	return c.Status(ctx, job)
 }

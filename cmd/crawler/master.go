@@ -11,11 +11,6 @@ import (
 	"github.com/crawler-dev/crawler/metrics"
 )
 
-// masterFlags maps master.Options fields to their flags.
-var masterFlags = fieldFlags{"ID": "id", "ListConcurrency": "list-concurrency", "MaxSlaves": "max-slaves",
-	"AssignMode": "assign-mode", "MaxWeight": "max-weight", "JobLease": "job-lease", "MaxMemory": "max-memory",
-	"DedupCache": "dedup-cache"}
-
 // masterConfig is what the master command's flags set.
 type masterConfig struct {
 	cf     clusterFlags
@@ -23,13 +18,15 @@ type masterConfig struct {
 	output string
 	http   string
 	hosts  []string // --http-host
-	mf     metricsFlag
-	pf     proxyFlags
-	opts   master.Options
+	// pageFields maps statuspage.Options fields to their flags (--http).
+	pageFields fieldFlags
+	mf         metricsFlag
+	pf         proxyFlags
+	opts       master.Options
 }
 
 func newMasterCmd(a *app) *cobra.Command {
-	c := masterConfig{opts: master.DefaultOptions()}
+	c := masterConfig{opts: master.DefaultOptions(), pageFields: fieldFlags{}}
 	cmd := &cobra.Command{
 		Use:   "master",
 		Short: "Coordinate crawls: walk list pages breadth-first, dedup and route detail pages to slaves",
@@ -44,7 +41,7 @@ func newMasterCmd(a *app) *cobra.Command {
 			}
 			c.opts.MaxSlaves = c.cf.maxSlaves
 			if err := c.opts.Validate(); err != nil {
-				return masterFlags.name(err)
+				return c.cf.fields.name(err)
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
@@ -54,18 +51,18 @@ func newMasterCmd(a *app) *cobra.Command {
 	c.cf.register(cmd)
 	c.mf.register(cmd)
 	c.pf.register(cmd)
-	f := cmd.Flags()
+	f, fl := cmd.Flags(), c.cf.fields
 	f.StringVar(&c.mongo, "mongo", defaultMongo, "MongoDB URI; the path names the database")
 	f.StringVar(&c.output, "output", "", "write failures to this JSON Lines file instead of MongoDB")
-	f.StringVar(&c.http, "http", "", "serve the status page and its JSON API on this address (e.g. 127.0.0.1:8090; a bare port means 127.0.0.1, 0.0.0.0:PORT every interface); empty: off")
+	f.StringVar(&c.http, c.pageFields.flag("Addr", "http"), "", "serve the status page and its JSON API on this address (e.g. 127.0.0.1:8090; a bare port means 127.0.0.1, 0.0.0.0:PORT every interface); empty: off")
 	f.StringArrayVar(&c.hosts, "http-host", nil, "a host name the status page answers to besides IP addresses, localhost and this machine's name (repeatable); any other Host is refused (DNS rebinding)")
-	f.StringVar(&c.opts.ID, "id", c.opts.ID, "name of this master in job leases and logs")
-	f.IntVar(&c.opts.ListConcurrency, "list-concurrency", c.opts.ListConcurrency, "most list pages fetched at once (each host's budget decides how many go to it)")
-	f.StringVar(&c.opts.AssignMode, "assign-mode", c.opts.AssignMode, "second level of the assigner: rendezvous or paper (the same on every master)")
-	f.Float64Var(&c.opts.MaxWeight, "max-weight", c.opts.MaxWeight, "assigner weight scale, the same on every master: slaves of this --weight or more keep all URLs of their own slot")
-	f.DurationVar(&c.opts.JobLease, "job-lease", c.opts.JobLease, "how long a job stays owned without renewal; another master takes over after it")
-	f.Var(byteSize{&c.opts.MaxMemory}, "max-memory", "memory the master stays within (e.g. 512MiB; 0: no bound): half of it bounds the list pages held at once")
-	f.Var(byteSize{&c.opts.DedupCache}, "dedup-cache", "memory per bloom-mode job for copies of its dupefilter's slices, checked here instead of in Redis (0: none)")
+	f.StringVar(&c.opts.ID, fl.flag("ID", "id"), c.opts.ID, "name of this master in job leases and logs")
+	f.IntVar(&c.opts.ListConcurrency, fl.flag("ListConcurrency", "list-concurrency"), c.opts.ListConcurrency, "most list pages fetched at once (each host's budget decides how many go to it)")
+	f.StringVar(&c.opts.AssignMode, fl.flag("AssignMode", "assign-mode"), c.opts.AssignMode, "second level of the assigner: rendezvous or paper (the same on every master)")
+	f.Float64Var(&c.opts.MaxWeight, fl.flag("MaxWeight", "max-weight"), c.opts.MaxWeight, "assigner weight scale, the same on every master: slaves of this --weight or more keep all URLs of their own slot")
+	f.DurationVar(&c.opts.JobLease, fl.flag("JobLease", "job-lease"), c.opts.JobLease, "how long a job stays owned without renewal; another master takes over after it")
+	f.Var(byteSize{&c.opts.MaxMemory}, fl.flag("MaxMemory", "max-memory"), "memory the master stays within (e.g. 512MiB; 0: no bound): half of it bounds the list pages held at once")
+	f.Var(byteSize{&c.opts.DedupCache}, fl.flag("DedupCache", "dedup-cache"), "memory per bloom-mode job for copies of its dupefilter's slices, checked here instead of in Redis (0: none)")
 	return cmd
 }
 
@@ -84,9 +81,9 @@ func runMaster(ctx context.Context, a *app, c masterConfig) error {
 	instrument(p.rdb, reg, metrics.RoleMaster, 0)
 	m, err := master.New(c.opts, master.Deps{Redis: p.rdb, Keys: c.cf.keys(), Failures: p.store, Metrics: reg, Logger: a.logger})
 	if err != nil {
-		return masterFlags.name(err)
+		return c.cf.fields.name(err)
 	}
-	page, err := statusPage(p.rdb, c.cf, c.http, c.hosts, a.logger)
+	page, err := statusPage(p.rdb, c.cf, c.http, c.hosts, c.pageFields, a.logger)
 	if err != nil {
 		return err
 	}

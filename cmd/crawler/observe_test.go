@@ -75,7 +75,7 @@ func TestObserve_MetricsAndStatusPage(t *testing.T) {
 	queueGauges := false // the master sets them each tick from the queues' depths
 	testenv.Eventually(t, time.Minute, "the master's queue gauges, mid-crawl", func() bool {
 		_, queueGauges = scrapeMetrics(t, "http://127.0.0.1:"+mport+"/metrics")["crawler_queue_tasks"]
-		st, err := client.GetStatus(t.Context(), env.rdb, env.keys, "observed", 64)
+		st, err := jobStatus(t.Context(), env.rdb, env.keys, "observed")
 		return queueGauges || (err == nil && st.State == "finished")
 	})
 	st := env.wait(t, "observed", 3*time.Minute)

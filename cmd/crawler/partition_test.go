@@ -13,7 +13,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/crawler-dev/crawler/client"
-	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/demosite"
 	"github.com/crawler-dev/crawler/internal/testenv"
 )
@@ -261,7 +260,7 @@ func TestPartition_MasterBlackhole(t *testing.T) {
 // status reads the job's status.
 func status(t *testing.T, env clusterEnv, job string) *client.Status {
 	t.Helper()
-	st, err := client.GetStatus(context.Background(), env.rdb, env.keys, job, cluster.DefaultMaxSlaves)
+	st, err := jobStatus(context.Background(), env.rdb, env.keys, job)
 	if err != nil {
 		t.Fatal(err)
 	}

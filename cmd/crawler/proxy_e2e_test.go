@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/crawler-dev/crawler/client"
-	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/demosite"
 	"github.com/crawler-dev/crawler/internal/testenv"
 	"github.com/crawler-dev/crawler/proxy"
@@ -120,7 +119,7 @@ func (c *proxyCrawl) usable(t *testing.T) int64 {
 // status reads the job's status.
 func (c *proxyCrawl) status(t *testing.T) *client.Status {
 	t.Helper()
-	st, err := client.GetStatus(context.Background(), c.env.rdb, c.env.keys, "proxied", cluster.DefaultMaxSlaves)
+	st, err := jobStatus(context.Background(), c.env.rdb, c.env.keys, "proxied")
 	if err != nil {
 		t.Fatal(err)
 	}

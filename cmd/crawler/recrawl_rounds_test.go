@@ -44,7 +44,7 @@ func waitRound(t *testing.T, env clusterEnv, round int64) client.Status {
 	var st *client.Status
 	testenv.Eventually(t, 2*time.Minute, fmt.Sprintf("round %d finished", round), func() bool {
 		var err error
-		st, err = client.GetStatus(context.Background(), env.rdb, env.keys, "shop", cluster.DefaultMaxSlaves)
+		st, err = jobStatus(context.Background(), env.rdb, env.keys, "shop")
 		return err == nil && st.Round == round && st.State == cluster.StateFinished
 	})
 	return *st
@@ -98,7 +98,7 @@ func TestRecrawl_Rounds(t *testing.T) {
 				if err := slaves[1].cmd.Process.Kill(); err != nil {
 					t.Fatal(err)
 				}
-				st, err := client.GetStatus(context.Background(), env.rdb, env.keys, "shop", cluster.DefaultMaxSlaves)
+				st, err := jobStatus(context.Background(), env.rdb, env.keys, "shop")
 				if err != nil || st.Round != 2 || st.State != cluster.StateRunning || st.Counters.Stored >= 2*pages {
 					t.Fatalf("the slave was killed after round 2 ended (%+v, %v): the site should be slower", st, err)
 				}
@@ -179,7 +179,7 @@ func cancelBetweenRounds(t *testing.T, env clusterEnv) {
 		t.Fatalf("client cancel between rounds: %v\nstdout %s\nstderr %s", err, out, errOut)
 	}
 	testenv.Eventually(t, time.Minute, "the job cancelled with no next round", func() bool {
-		st, err := client.GetStatus(context.Background(), env.rdb, env.keys, "shop", cluster.DefaultMaxSlaves)
+		st, err := jobStatus(context.Background(), env.rdb, env.keys, "shop")
 		return err == nil && st.State == cluster.StateFinished && st.CancelledAt != "" && st.NextRoundAt == ""
 	})
 }

@@ -12,7 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
@@ -218,8 +217,8 @@ func runOutcome(ctx context.Context, cfg runConfig, spec *cluster.JobSpec, st *c
 // submitOrResume submits spec, or, on a Redis of the user's (--redis)
 // where the job is still pending or running (a run interrupted), resumes
 // it: this run's master takes the job over where the last one left it.
-func submitOrResume(ctx context.Context, a *app, cfg runConfig, rdb redis.UniversalClient, keys cluster.Keys, spec *cluster.JobSpec) error {
-	err := client.Submit(ctx, rdb, keys, spec)
+func submitOrResume(ctx context.Context, a *app, cfg runConfig, cl *client.Client, spec *cluster.JobSpec) error {
+	err := cl.Submit(ctx, spec)
 	if cfg.redis == "" || !errors.Is(err, client.ErrJobActive) {
 		return err
 	}
@@ -259,9 +258,7 @@ func runAllInOne(ctx context.Context, a *app, cfg runConfig, spec *cluster.JobSp
 	if err != nil {
 		return nil, "", err
 	}
-	if serveMetrics != nil {
-		go func() { _ = serveMetrics(ctx) }()
-	}
+	defer runAside(ctx, serveMetrics)()
 
 	keys := cluster.Keys{Prefix: cfg.prefix}
 	stopCluster, err := startCluster(ctx, a, cfg, backend, keys, st, reg)
@@ -271,20 +268,24 @@ func runAllInOne(ctx context.Context, a *app, cfg runConfig, spec *cluster.JobSp
 	defer stopCluster()
 	// Submit once every slave is live, or the first to register would be
 	// routed all the work of a fast list walk.
-	if err := client.WaitSlaves(ctx, rdb, keys, cfg.slaves); err != nil {
+	cl, err := client.New(rdb, client.Options{Keys: keys})
+	if err != nil {
 		return nil, "", err
 	}
-	if err := submitOrResume(ctx, a, cfg, rdb, keys, spec); err != nil {
+	if err := cl.WaitSlaves(ctx, cfg.slaves); err != nil {
 		return nil, "", err
 	}
-	status, err := client.Wait(ctx, rdb, keys, spec.Name, cluster.DefaultMaxSlaves, 250*time.Millisecond, con.show)
+	if err := submitOrResume(ctx, a, cfg, cl, spec); err != nil {
+		return nil, "", err
+	}
+	status, err := cl.Wait(ctx, spec.Name, 250*time.Millisecond, con.show)
 	if err != nil && ctx.Err() != nil {
 		// Interrupted: the slaves finish the pages being fetched, store and
 		// acknowledge them, and hand back the rest; the summary then shows
 		// what the drain left, not what was in flight when it began.
 		a.logger.Warn("draining: the pages being fetched finish and are stored")
 		stopCluster()
-		if final, ferr := client.GetStatus(context.WithoutCancel(ctx), rdb, keys, spec.Name, cluster.DefaultMaxSlaves); ferr == nil {
+		if final, ferr := cl.Status(context.WithoutCancel(ctx), spec.Name); ferr == nil {
 			status = final
 		}
 	}
@@ -294,13 +295,28 @@ func runAllInOne(ctx context.Context, a *app, cfg runConfig, spec *cluster.JobSp
 	return status, what, nil
 }
 
+// runAside runs s (when not nil) until the returned function is called,
+// which stops it and waits for it to return.
+func runAside(ctx context.Context, s service) (stop func()) {
+	if s == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = s(ctx)
+	}()
+	return func() { cancel(); <-done }
+}
+
 // runBackend is the Redis a run crawls on.
 type runBackend struct {
 	rdb   redis.UniversalClient
 	close func()
-	// inProcess is true for the in-process Redis (miniredis), which the
-	// dupefilter lays out differently (master.Options.EmbeddedRedis).
-	inProcess bool
+	// tune, when not nil, fits the master's options to this Redis (the
+	// in-process one, see embeddedRedis).
+	tune func(*master.Options)
 	// what says which Redis it is, for the summary.
 	what string
 }
@@ -328,38 +344,7 @@ func runRedis(ctx context.Context, cfg runConfig, log *zap.Logger) (runBackend, 
 			log.Warn("could not start a private redis-server; using the in-process Redis", zap.Error(err))
 		}
 	}
-	mr := miniredis.NewMiniRedis()
-	if err := mr.StartAddr("127.0.0.1:0"); err != nil {
-		return runBackend{}, fmt.Errorf("start embedded redis: %w", err)
-	}
-	stopClock := expireKeys(mr)
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), DisableIdentity: true})
-	return runBackend{rdb: rdb, close: func() { rdb.Close(); stopClock(); mr.Close() }, inProcess: true,
-		what: "in-process (install redis-server for a faster run)"}, nil
-}
-
-// expireKeys makes the embedded Redis expire keys as time passes:
-// miniredis counts a key's TTL down only when told (FastForward), and
-// leases, bans and dupefilter slices rely on expiry.
-func expireKeys(mr *miniredis.Miniredis) (stop func()) {
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		last := time.Now()
-		for {
-			select {
-			case <-done:
-				return
-			case now := <-t.C:
-				mr.FastForward(now.Sub(last))
-				last = now
-			}
-		}
-	}()
-	return func() { close(done); <-finished }
+	return embeddedRedis()
 }
 
 // fieldNames are the job's field names, sorted: the CSV columns.
@@ -415,7 +400,10 @@ func runStore(ctx context.Context, a *app, cfg runConfig, spec *cluster.JobSpec)
 func startCluster(ctx context.Context, a *app, cfg runConfig, backend runBackend, keys cluster.Keys, st itemStore, reg *metrics.Registry) (func(), error) {
 	log, rdb := a.logger, backend.rdb
 	mopts := master.DefaultOptions()
-	mopts.Tick, mopts.EmbeddedRedis = 250*time.Millisecond, backend.inProcess
+	mopts.Tick = 250 * time.Millisecond
+	if backend.tune != nil {
+		backend.tune(&mopts)
+	}
 	m, err := master.New(mopts, master.Deps{Redis: rdb, Keys: keys, Failures: st, Metrics: reg, Logger: log})
 	if err != nil {
 		return nil, err

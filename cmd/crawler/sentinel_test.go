@@ -12,8 +12,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/crawler-dev/crawler/client"
-	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
 )
 
@@ -66,7 +64,7 @@ func TestFaults_SentinelFailover(t *testing.T) {
 		default:
 		}
 	}
-	after, err := client.GetStatus(context.Background(), rdb, env.keys, f.job, cluster.DefaultMaxSlaves)
+	after, err := jobStatus(context.Background(), rdb, env.keys, f.job)
 	if err != nil || after.Counters != st.Counters {
 		t.Errorf("status after the crawl %+v, %v; want %+v", after, err, st.Counters)
 	}

@@ -91,7 +91,8 @@ func instrument(rdb redis.UniversalClient, reg *metrics.Registry, role metrics.R
 
 // statusPage serves the status page on addr as a service; nil when addr
 // is empty.
-func statusPage(rdb redis.UniversalClient, cf clusterFlags, addr string, hosts []string, log *zap.Logger) (service, error) {
+// fields maps statuspage.Options fields to their flags.
+func statusPage(rdb redis.UniversalClient, cf clusterFlags, addr string, hosts []string, fields fieldFlags, log *zap.Logger) (service, error) {
 	if addr == "" {
 		return nil, nil
 	}
@@ -105,7 +106,10 @@ func statusPage(rdb redis.UniversalClient, cf clusterFlags, addr string, hosts [
 	so.Addr, so.Logger, so.AllowedHosts = listenAddr(addr), log, hosts
 	srv, err := statuspage.New(src, so)
 	if err != nil {
-		return nil, fmt.Errorf("--http: %w", fieldFlags{"Addr": "http"}.name(err))
+		if named := fields.name(err); named != err {
+			return nil, named
+		}
+		return nil, fmt.Errorf("--http: %w", err)
 	}
 	log.Info("serving the status page", zap.String("url", srv.URL()))
 	return srv.Run, nil
@@ -120,23 +124,22 @@ type proxyFlags struct {
 	min, max    int
 	refill      time.Duration
 	anonymity   string
+	// fields maps proxy.Options fields to their flags.
+	fields fieldFlags
 }
-
-// proxyFlagNames maps proxy.Options fields to their flags.
-var proxyFlagNames = fieldFlags{"Sources": "proxy-source", "CheckURL": "proxy-check-url", "JudgeURL": "proxy-judge-url",
-	"MinSize": "proxy-min", "MaxSize": "proxy-max", "RefillInterval": "proxy-refill", "MinAnonymity": "proxy-anonymity"}
 
 func (p *proxyFlags) register(cmd *cobra.Command) {
 	d := proxy.DefaultOptions()
-	f := cmd.Flags()
-	f.StringArrayVar(&p.sources, "proxy-source", nil, "a proxy list to validate into the pool: a file or an http(s) URL, one proxy per line (repeatable)")
-	f.StringVar(&p.checkURL, "proxy-check-url", "", "check proxies by fetching this URL through them instead of our judge")
-	f.StringVar(&p.judgeURL, "proxy-judge-url", "", "the public URL of the judge (--proxy-judge-listen) as proxies reach it")
+	f, fl := cmd.Flags(), fieldFlags{}
+	p.fields = fl
+	f.StringArrayVar(&p.sources, fl.flag("Sources", "proxy-source"), nil, "a proxy list to validate into the pool: a file or an http(s) URL, one proxy per line (repeatable)")
+	f.StringVar(&p.checkURL, fl.flag("CheckURL", "proxy-check-url"), "", "check proxies by fetching this URL through them instead of our judge")
+	f.StringVar(&p.judgeURL, fl.flag("JudgeURL", "proxy-judge-url"), "", "the public URL of the judge (--proxy-judge-listen) as proxies reach it")
 	f.StringVar(&p.judgeListen, "proxy-judge-listen", "", "serve the judge, which echoes what each proxy sends, on this address (a bare port means 127.0.0.1; remote proxies need 0.0.0.0:PORT or a public address)")
-	f.IntVar(&p.min, "proxy-min", d.MinSize, "read the sources again while fewer proxies are usable")
-	f.IntVar(&p.max, "proxy-max", d.MaxSize, "the most proxies the pool keeps")
-	f.DurationVar(&p.refill, "proxy-refill", d.RefillInterval, "how often the sources are read again while fewer than --proxy-min proxies are usable")
-	f.StringVar(&p.anonymity, "proxy-anonymity", string(d.MinAnonymity), "the least anonymity the judge must see: transparent (passes our address on), anonymous (says it is a proxy) or elite; below elite, a proxy on this host is accepted")
+	f.IntVar(&p.min, fl.flag("MinSize", "proxy-min"), d.MinSize, "read the sources again while fewer proxies are usable")
+	f.IntVar(&p.max, fl.flag("MaxSize", "proxy-max"), d.MaxSize, "the most proxies the pool keeps")
+	f.DurationVar(&p.refill, fl.flag("RefillInterval", "proxy-refill"), d.RefillInterval, "how often the sources are read again while fewer than --proxy-min proxies are usable")
+	f.StringVar(&p.anonymity, fl.flag("MinAnonymity", "proxy-anonymity"), string(d.MinAnonymity), "the least anonymity the judge must see: transparent (passes our address on), anonymous (says it is a proxy) or elite; below elite, a proxy on this host is accepted")
 }
 
 // validator returns the pool's validator as a service, and the judge it
@@ -165,7 +168,7 @@ func (p *proxyFlags) validator(rdb redis.UniversalClient, keys cluster.Keys, reg
 		if judge != nil {
 			_ = judge.Close()
 		}
-		return nil, proxyFlagNames.name(err)
+		return nil, p.fields.name(err)
 	}
 	pool, err := proxy.NewPool(rdb, keys, proxy.DefaultPoolOptions())
 	if err != nil {
@@ -179,7 +182,7 @@ func (p *proxyFlags) validator(rdb redis.UniversalClient, keys cluster.Keys, reg
 				_ = judge.Close()
 			}
 		}()
-		go countProxies(ctx, pool, reg)
+		defer runAside(ctx, func(ctx context.Context) error { countProxies(ctx, pool, reg); return nil })()
 		return v.Run(ctx)
 	}, nil
 }

@@ -13,10 +13,6 @@ import (
 	"github.com/crawler-dev/crawler/slave"
 )
 
-// slaveFlags maps slave.Options fields to their flags.
-var slaveFlags = fieldFlags{"ID": "id", "Concurrency": "concurrency", "Weight": "weight", "MaxSlaves": "max-slaves",
-	"TaskLease": "task-lease", "MaxMemory": "max-memory"}
-
 func newSlaveCmd(a *app) *cobra.Command {
 	var (
 		cf     clusterFlags
@@ -42,7 +38,7 @@ func newSlaveCmd(a *app) *cobra.Command {
 			}
 			opts.MaxSlaves = cf.maxSlaves
 			if err := opts.Validate(); err != nil {
-				return slaveFlags.name(err)
+				return cf.fields.name(err)
 			}
 			if opts.MaxMemory > 0 {
 				debug.SetMemoryLimit(opts.MaxMemory) // the collector works harder before the process goes over
@@ -54,14 +50,14 @@ func newSlaveCmd(a *app) *cobra.Command {
 	}
 	cf.register(cmd)
 	mf.register(cmd)
-	f := cmd.Flags()
+	f, fl := cmd.Flags(), cf.fields
 	f.StringVar(&mongo, "mongo", defaultMongo, "MongoDB URI; the path names the database")
 	f.StringVar(&output, "output", "", "write items and failures to this JSON Lines file instead of MongoDB (appended to when it exists)")
-	f.IntVar(&opts.ID, "id", -1, "this slave's stable ID, 0 <= id < --max-slaves (required)")
-	f.IntVar(&opts.Concurrency, "concurrency", opts.Concurrency, "pages fetched at once, 1..10000")
-	f.Float64Var(&opts.Weight, "weight", opts.Weight, "capacity relative to other slaves (0: --concurrency)")
-	f.DurationVar(&opts.TaskLease, "task-lease", opts.TaskLease, "how long a task may be held without renewal before it is handed out again")
-	f.Var(byteSize{&opts.MaxMemory}, "max-memory", "memory the slave stays within (e.g. 512MiB, 2GiB; 0: no bound): half of it bounds the pages held at once")
+	f.IntVar(&opts.ID, fl.flag("ID", "id"), -1, "this slave's stable ID, 0 <= id < --max-slaves (required)")
+	f.IntVar(&opts.Concurrency, fl.flag("Concurrency", "concurrency"), opts.Concurrency, "pages fetched at once, 1..10000")
+	f.Float64Var(&opts.Weight, fl.flag("Weight", "weight"), opts.Weight, "capacity relative to other slaves (0: --concurrency)")
+	f.DurationVar(&opts.TaskLease, fl.flag("TaskLease", "task-lease"), opts.TaskLease, "how long a task may be held without renewal before it is handed out again")
+	f.Var(byteSize{&opts.MaxMemory}, fl.flag("MaxMemory", "max-memory"), "memory the slave stays within (e.g. 512MiB, 2GiB; 0: no bound): half of it bounds the pages held at once")
 	return cmd
 }
 
@@ -78,7 +74,7 @@ func runSlave(ctx context.Context, a *app, cf clusterFlags, mf metricsFlag, mong
 	instrument(p.rdb, reg, metrics.RoleSlave, opts.ID)
 	s, err := slave.New(opts, slave.Deps{Redis: p.rdb, Keys: cf.keys(), Store: p.store, Metrics: reg, Logger: a.logger})
 	if err != nil {
-		return slaveFlags.name(err)
+		return cf.fields.name(err)
 	}
 	serveMetrics, err := mf.serve(ctx, reg, a.logger)
 	if err != nil {

@@ -158,7 +158,10 @@ func (c *crawlCluster) waitSlaves(ctx context.Context, rdb redis.UniversalClient
 		case <-ctx.Done():
 		}
 	}()
-	err := client.WaitSlaves(ctx, rdb, c.Keys(), n)
+	cl, err := client.New(rdb, client.Options{Keys: c.Keys()})
+	if err == nil {
+		err = cl.WaitSlaves(ctx, n)
+	}
 	if exitErr := c.exitError(); exitErr != nil {
 		return exitErr
 	}

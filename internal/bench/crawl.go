@@ -327,8 +327,12 @@ func measureCrawl(ctx context.Context, meter redisMeter, cl *crawlCluster, job d
 	if err != nil {
 		return CrawlResult{}, err
 	}
+	jobs, err := client.New(meter.rdb, client.Options{Keys: cl.Keys()})
+	if err != nil {
+		return CrawlResult{}, err
+	}
 	start := time.Now()
-	if err := client.Submit(ctx, meter.rdb, cl.Keys(), spec); err != nil {
+	if err := jobs.Submit(ctx, spec); err != nil {
 		return CrawlResult{}, err
 	}
 	progress, err := waitFinished(ctx, meter.rdb, cl, job.Name, start)
@@ -345,7 +349,7 @@ func measureCrawl(ctx context.Context, meter redisMeter, cl *crawlCluster, job d
 	if res.MasterPeakRSS, res.SlavePeakRSS, err = cl.peakRSS(); err != nil {
 		return res, err
 	}
-	st, err := client.GetStatus(ctx, meter.rdb, cl.Keys(), job.Name, cluster.DefaultMaxSlaves)
+	st, err := jobs.Status(ctx, job.Name)
 	if err != nil {
 		return res, err
 	}
