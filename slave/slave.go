@@ -33,10 +33,11 @@ type Slave struct {
 	acks     *acker
 	commits  *committer
 	marks    *marker
+	extract  *extractors // set by work, for the tasks it starts
 
 	side  sync.WaitGroup // tasks settled without a fetch (undecodable, dead letters)
 	freed chan struct{}  // signalled when a task is done with
-	told  atomic.Bool    // a master said tasks were queued: maybe of a job not seen yet
+	told  atomic.Bool    // a master said tasks were queued of a job not seen yet
 }
 
 // New validates opts and returns a Slave ready to Run.
@@ -168,6 +169,7 @@ func (s *Slave) work(ctx context.Context) {
 		case <-drainCtx.Done():
 		}
 	}()
+	s.extract = startExtractors(extractorCount())
 	dlDone := make(chan struct{})
 	go func() { defer close(dlDone); _ = s.dl.Run(ctx) }()
 	renewDone := make(chan struct{})
@@ -185,6 +187,7 @@ func (s *Slave) work(ctx context.Context) {
 	s.dispatch(ctx, drainCtx)
 	<-wakeDone
 	<-dlDone
+	s.extract.close()
 	s.side.Wait()
 	s.commits.close()
 	<-commitDone
@@ -297,11 +300,13 @@ func (s *Slave) listen(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case _, ok := <-ch:
+		case msg, ok := <-ch:
 			if !ok {
 				return
 			}
-			s.told.Store(true)
+			if !s.jobs.has(msg.Payload) { // a job not seen yet, or an older master's "1"
+				s.told.Store(true)
+			}
 			s.signalFreed()
 		}
 	}
