@@ -55,12 +55,7 @@ func (s *Slave) handle(ctx context.Context, res downloader.Result) {
 		if s.notModified(w, res) {
 			return
 		}
-		var (
-			item  store.Item
-			found string
-			err   error
-		)
-		s.extract.run(func() { item, found, err = s.measuredExtract(ctx, w, res.Page) })
+		item, found, err := s.measuredExtract(ctx, w, res.Page)
 		res.Page.Release()
 		if err != nil && ctx.Err() != nil {
 			return // stopping mid-extraction: handed back, fetched again

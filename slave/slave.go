@@ -33,7 +33,6 @@ type Slave struct {
 	acks     *acker
 	commits  *committer
 	marks    *marker
-	extract  *extractors // set by work, for the tasks it starts
 
 	side  sync.WaitGroup // tasks settled without a fetch (undecodable, dead letters)
 	freed chan struct{}  // signalled when a task is done with
@@ -169,7 +168,6 @@ func (s *Slave) work(ctx context.Context) {
 		case <-drainCtx.Done():
 		}
 	}()
-	s.extract = startExtractors(extractorCount())
 	dlDone := make(chan struct{})
 	go func() { defer close(dlDone); _ = s.dl.Run(ctx) }()
 	renewDone := make(chan struct{})
@@ -187,7 +185,6 @@ func (s *Slave) work(ctx context.Context) {
 	s.dispatch(ctx, drainCtx)
 	<-wakeDone
 	<-dlDone
-	s.extract.close()
 	s.side.Wait()
 	s.commits.close()
 	<-commitDone
