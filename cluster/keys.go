@@ -29,7 +29,8 @@ func (k Keys) Jobs() string { return k.prefix() + ":jobs" }
 
 // TasksChannel is the Pub/Sub channel on which masters tell a slave that
 // tasks were queued for it, so that an idle slave takes them at once
-// rather than at its next poll; a message lost costs only that poll.
+// rather than at its next poll; a message lost costs only that poll. The
+// message is the job's name (earlier masters sent "1").
 func (k Keys) TasksChannel(slave int) string { return fmt.Sprintf("%s:tasks:%d", k.prefix(), slave) }
 
 // JobsVersion is a counter bumped whenever a job is submitted, starts a

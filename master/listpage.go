@@ -218,7 +218,7 @@ const admitChunk = 1000
 // The slaves that were given tasks are told so (wakeSlaves).
 func (r *jobRunner) admit(ctx context.Context, round int64, pageFP string, cands []dedup.Candidate, slaves []int) error {
 	woken := map[int]bool{}
-	defer func() { go r.m.wakeSlaves(context.WithoutCancel(ctx), woken) }() // off the walk's path
+	defer func() { go r.m.wakeSlaves(context.WithoutCancel(ctx), r.name, woken) }() // off the walk's path
 	for start, chunk := 0, 0; start < len(cands) || start == 0; start, chunk = start+admitChunk, chunk+1 {
 		part := cands[start:min(start+admitChunk, len(cands))]
 		once := pageFP

@@ -94,16 +94,18 @@ func (m *Master) bumpJobs(ctx context.Context) {
 	}
 }
 
-// wakeSlaves tells the slaves given new tasks, in one round trip, so that
-// an idle one takes them at once (cluster.Keys.TasksChannel). It is best
-// effort: a slave not told takes them at its next poll.
-func (m *Master) wakeSlaves(ctx context.Context, slaves map[int]bool) {
+// wakeSlaves tells the slaves given new tasks of job, in one round trip,
+// so that an idle one takes them at once (cluster.Keys.TasksChannel). The
+// message is the job's name: a slave that runs it already need not read
+// the jobs again. It is best effort: a slave not told takes them at its
+// next poll.
+func (m *Master) wakeSlaves(ctx context.Context, job string, slaves map[int]bool) {
 	if len(slaves) == 0 {
 		return
 	}
 	pipe := m.deps.Redis.Pipeline()
 	for id := range slaves {
-		pipe.Publish(ctx, m.deps.Keys.TasksChannel(id), "1")
+		pipe.Publish(ctx, m.deps.Keys.TasksChannel(id), job)
 	}
 	if _, err := pipe.Exec(ctx); err != nil && ctx.Err() == nil {
 		m.log.Debug("wake slaves", zap.Error(err))

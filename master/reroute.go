@@ -44,7 +44,7 @@ func (r *jobRunner) rerouteSlave(ctx context.Context, routes *assign.Snapshot, d
 	tasks := append(inflight, queued...) // in-flight first: they were due earliest
 	moved := 0
 	woken := map[int]bool{}
-	defer func() { r.m.wakeSlaves(ctx, woken) }()
+	defer func() { r.m.wakeSlaves(ctx, r.name, woken) }()
 	for start := 0; start < len(tasks); start += rerouteBatch {
 		moves := routeAll(routes, tasks[start:min(start+rerouteBatch, len(tasks))])
 		n, err := r.queues.MoveFromSlave(ctx, dead, moves)
@@ -94,7 +94,7 @@ func (r *jobRunner) rebalanceSlave(ctx context.Context, routes *assign.Snapshot,
 	}
 	moved := 0
 	woken := map[int]bool{}
-	defer func() { r.m.wakeSlaves(ctx, woken) }()
+	defer func() { r.m.wakeSlaves(ctx, r.name, woken) }()
 	for start := 0; start < len(queued); start += rerouteBatch {
 		var moves []queue.Move
 		for _, m := range routeAll(routes, queued[start:min(start+rerouteBatch, len(queued))]) {
@@ -135,7 +135,7 @@ func (r *jobRunner) routeRetries(ctx context.Context) {
 	for _, m := range moves {
 		woken[m.To] = true
 	}
-	r.m.wakeSlaves(ctx, woken)
+	r.m.wakeSlaves(ctx, r.name, woken)
 	r.log.Info("routed failed tasks for another try", zap.Int("tasks", n))
 }
 

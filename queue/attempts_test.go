@@ -260,3 +260,36 @@ func TestLeased_batches(t *testing.T) {
 		t.Errorf("%d attempt fields left", hl)
 	}
 }
+
+// TestSlaveQueue_MarkStartedOnlyInFlight: a start mark is written for the
+// entries still in flight and for no other, however many are marked at
+// once (the script works in chunks).
+func TestSlaveQueue_MarkStartedOnlyInFlight(t *testing.T) {
+	const n = 1203 // more than two of mark.lua's chunks
+	f := newFixture(t, 0, n)
+	l := f.q.Slave(0)
+	ds, err := l.Take(f.ctx, n-1, time.Minute) // the last stays queued
+	if err != nil || len(ds) != n-1 {
+		t.Fatalf("Take = %d, %v", len(ds), err)
+	}
+	entries := append([]string{}, f.tasks...) // every task: n-1 in flight, one queued
+	entries = append(entries, "never-taken")
+	got, err := l.MarkStarted(f.ctx, entries)
+	if err != nil || got != n-1 {
+		t.Fatalf("MarkStarted = %d, %v; want %d (the ones in flight)", got, err, n-1)
+	}
+	fields := f.rdb.HGetAll(f.ctx, f.jk.TaskAttempts()).Val()
+	if len(fields) != n-1 {
+		t.Errorf("attempts hash has %d fields, want %d", len(fields), n-1)
+	}
+	for _, e := range []string{f.tasks[n-1], "never-taken"} {
+		if _, ok := fields[cluster.AttemptStartedPrefix+e]; ok {
+			t.Errorf("entry %q not in flight was marked", e)
+		}
+	}
+	for _, e := range f.tasks[:n-1] {
+		if fields[cluster.AttemptStartedPrefix+e] != "1" {
+			t.Fatalf("entry %q in flight not marked", e)
+		}
+	}
+}

@@ -58,6 +58,13 @@ func newJobSet(rdb redis.UniversalClient, keys cluster.Keys, slave int, dl *down
 	return &jobSet{rdb: rdb, keys: keys, slave: slave, dl: dl, near: near, log: log, byName: map[string]*job{}}
 }
 
+// has reports whether the job of that name runs here.
+func (s *jobSet) has(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.byName[name] != nil
+}
+
 // fullRefresh is how often the running jobs are read even when the jobs'
 // version says nothing changed.
 const fullRefresh = 10 * time.Second

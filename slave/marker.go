@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/crawler-dev/crawler/internal/ctxtime"
 )
 
 // markWait bounds how long a fetched page waits for its start mark: with Redis
@@ -13,13 +15,19 @@ import (
 // not counted against it.
 const markWait = 2 * time.Second
 
+// markSpacing is the least time between two groups of marks: a slave whose
+// fetches begin one at a time as host slots free up writes them a few at
+// a time, not one script call per page, and a page waits at most this
+// much longer for its mark (it holds no host slot meanwhile).
+const markSpacing = 5 * time.Millisecond
+
 // marker writes the start marks of tasks whose fetch begins (see
 // queue.Leased.MarkStarted), so that of the deliveries that end without
 // an outcome only those whose fetch had begun count toward dead-lettering.
 // Marks are written in groups: whatever began while the last group was
-// being written goes in the next one, so a mark costs a fetch about one
-// round trip, overlapped with its fetch, and no more than one script call
-// is in progress.
+// being written, or in the markSpacing after it, goes in the next one, so
+// a mark costs a fetch about one round trip, overlapped with its fetch, and
+// no more than one script call is in progress.
 type marker struct {
 	s    *Slave
 	log  *zap.Logger
@@ -84,5 +92,8 @@ func (m *marker) run(ctx context.Context) {
 			}
 		}
 		close(done)
+		if ctxtime.Sleep(ctx, markSpacing) != nil {
+			return
+		}
 	}
 }

@@ -36,7 +36,7 @@ type Slave struct {
 
 	side  sync.WaitGroup // tasks settled without a fetch (undecodable, dead letters)
 	freed chan struct{}  // signalled when a task is done with
-	told  atomic.Bool    // a master said tasks were queued: maybe of a job not seen yet
+	told  atomic.Bool    // a master said tasks were queued of a job not seen yet
 }
 
 // New validates opts and returns a Slave ready to Run.
@@ -297,11 +297,13 @@ func (s *Slave) listen(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case _, ok := <-ch:
+		case msg, ok := <-ch:
 			if !ok {
 				return
 			}
-			s.told.Store(true)
+			if !s.jobs.has(msg.Payload) { // a job not seen yet, or an older master's "1"
+				s.told.Store(true)
+			}
 			s.signalFreed()
 		}
 	}

@@ -67,6 +67,7 @@ bound: the least time any crawler with that many slots of the site can take.`,
 	fs.StringVar(&opts.RedisServer, "redis-server", opts.RedisServer, "redis-server executable the cluster's Redis is started from")
 	fs.StringVar(&opts.PeerDir, "peer-dir", opts.PeerDir, "the colly peer's Go module, built with `go build` at the start")
 	fs.DurationVar(&opts.Timeout, "timeout", opts.Timeout, "limit for one crawl")
+	fs.BoolVar(&opts.Tap, "tap", opts.Tap, "count the cluster's commands by role and script with a loopback proxy in front of Redis, and print them per page")
 	fs.StringVar(&format, "format", format, "output format: text or md (Markdown)")
 	return cmd
 }

@@ -68,6 +68,9 @@ type SiteOptions struct {
 	Crawlers []string
 	// Timeout bounds one crawl.
 	Timeout time.Duration
+	// Tap counts the cluster's commands on the wire, by role and script,
+	// and adds their breakdown per page to the report.
+	Tap bool
 	// Progress, when set, receives a line per crawl.
 	Progress io.Writer
 }
@@ -131,10 +134,14 @@ func (o SiteOptions) Args() []string {
 	for i, l := range o.Latencies {
 		lat[i] = l.String()
 	}
-	return []string{"--details", strconv.Itoa(o.Details), "--per-page", strconv.Itoa(o.PerPage),
+	args := []string{"--details", strconv.Itoa(o.Details), "--per-page", strconv.Itoa(o.PerPage),
 		"--next-links", strconv.Itoa(o.NextLinks), "--fault-every", strconv.Itoa(o.FaultEvery),
 		"--latency", strings.Join(lat, ","), "--rounds", strconv.Itoa(o.Rounds), "--slaves", strconv.Itoa(o.Slaves),
 		"--per-host-concurrency", strconv.Itoa(o.PerHostConcurrency), "--crawlers", strings.Join(o.Crawlers, ",")}
+	if o.Tap {
+		args = append(args, "--tap")
+	}
+	return args
 }
 
 // siteOptions is the demo site of latency l.
@@ -166,6 +173,8 @@ type SiteRun struct {
 	PeakRSS int64
 	// Redis says which Redis `run` used.
 	Redis string
+	// Detail is the cluster's whole measurement, kept when Tap is set.
+	Detail *CrawlResult
 }
 
 // PagesPerSecond is the detail pages stored per second of wall time.

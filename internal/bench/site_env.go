@@ -22,6 +22,9 @@ type siteEnv struct {
 	dir   string
 	colly string // the built peer
 	redis *RedisServer
+	// scripts names the scripts the taps saw loaded, across the rounds
+	// (a later round's processes find them loaded and only call them).
+	scripts *scriptNames
 }
 
 func newSiteEnv(ctx context.Context, opts SiteOptions) (*siteEnv, error) {
@@ -29,7 +32,7 @@ func newSiteEnv(ctx context.Context, opts SiteOptions) (*siteEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	env := &siteEnv{opts: opts, dir: dir}
+	env := &siteEnv{opts: opts, dir: dir, scripts: newScriptNames()}
 	if err := env.prepare(ctx); err != nil {
 		env.close()
 		return nil, err
@@ -108,11 +111,15 @@ func (e *siteEnv) crawl(ctx context.Context, name string, latency time.Duration)
 // crawlCluster crawls with a master and slaves on the benchmark's Redis.
 func (e *siteEnv) crawlCluster(ctx context.Context, site *countingSite) (SiteRun, error) {
 	opts := DefaultCrawlOptions()
-	opts.Binary, opts.RedisURL, opts.Tap, opts.Timeout = e.opts.Binary, e.redis.URL(), false, e.opts.Timeout
+	opts.Binary, opts.RedisURL, opts.Tap, opts.Timeout, opts.scripts = e.opts.Binary, e.redis.URL(), e.opts.Tap, e.opts.Timeout, e.scripts
 	job := site.job()
 	job.PerHostRPS, job.PerHostConcurrency = e.opts.PerHostRPS, e.opts.PerHostConcurrency
 	res, err := crawlJob(ctx, opts, e.opts.Slaves, job)
-	return SiteRun{Stored: res.Pages, Failed: res.Failed, ListPages: res.ListPages, Wall: res.Wall,
+	var detail *CrawlResult
+	if e.opts.Tap {
+		detail = &res
+	}
+	return SiteRun{Detail: detail, Stored: res.Pages, Failed: res.Failed, ListPages: res.ListPages, Wall: res.Wall,
 		CrawlerCPU: res.CrawlerCPU(), RedisCPU: res.Redis.CPU, RedisCalls: res.Redis.Calls(),
 		PeakRSS: max(res.MasterPeakRSS, res.SlavePeakRSS)}, err
 }

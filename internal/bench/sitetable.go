@@ -59,6 +59,15 @@ func SiteTables(rep SiteReport) []Table {
 	var out []Table
 	for _, l := range rep.Opts.Latencies {
 		out = append(out, siteTable(rep, l))
+		var tapped []CrawlResult
+		for _, r := range rep.runsOf(CrawlerCluster, l) {
+			if r.Detail != nil {
+				tapped = append(tapped, *r.Detail)
+			}
+		}
+		if len(tapped) > 0 {
+			out = append(out, redisBreakdown(tapped), sentBreakdown(tapped))
+		}
 	}
 	return out
 }
