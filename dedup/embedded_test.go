@@ -51,7 +51,7 @@ func TestOptions_MinBlockBits(t *testing.T) {
 	t.Run("a MaxBlockBits given is kept", func(t *testing.T) {
 		o := jobDefaults(ModeBloom)
 		smallLayout(&o, true)
-		o.MaxBlockBits = 1<<20
+		o.MaxBlockBits = 1 << 20
 		if got := o.withDefaults().MaxBlockBits; got != 1<<20 {
 			t.Fatalf("MaxBlockBits = %d", got)
 		}
