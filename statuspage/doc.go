@@ -22,7 +22,7 @@
 //	GET /static/...       the script and stylesheet
 //
 // The package reads the cluster through a Source; RedisSource is the one
-// the master uses, built on the cluster's own read paths (client.GetStatus,
+// the master uses, built on the cluster's own read paths (client.Client.Status,
 // membership, proxy.Pool.List). Nothing it shows carries credentials: the
 // proxies are listed in their redacted form, and the slaves' run tokens
 // are left out.

@@ -20,7 +20,7 @@ import (
 )
 
 // fixture is a cluster in the test Redis that the tests write the way its
-// processes would: client.Submit for jobs, the stats hash counters a
+// processes would: client.Client.Submit for jobs, the stats hash counters a
 // master and its slaves increment, slave queues, registrations, proxies.
 type fixture struct {
 	t    testing.TB

@@ -13,6 +13,14 @@
 // to the calling package's sentinel error, so callers use errors.Is and
 // nobody matches error text.
 //
-// Hash field and key names are passed in as ARGV or KEYS from the cluster
-// package's constants, never retyped as Lua string literals.
+// Constants reach Lua one way. A package declares a Set: its embedded
+// files, its Consts and its Codes. Set.Load writes every constant as a
+// local in the script's header (local F_STATE = 'state', local R_HELD =
+// -1), from the Go value (a cluster constant, an outcome the Go caller
+// compares against), so hash field names, states, prefixes and reply codes
+// are never passed as ARGV or retyped as Lua literals. The tests of this
+// package load every package's scripts and fail when a script reads an
+// ALL_CAPS name nothing defines (a renamed constant), fails with a code its
+// package does not translate, replies with a bare negative number, or when
+// a constant is read by none of its package's scripts.
 package luascript

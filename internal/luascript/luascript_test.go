@@ -63,3 +63,20 @@ func TestLoad(t *testing.T) {
 		t.Errorf("Translate(non-reply) = %v, want it unchanged", got)
 	}
 }
+
+// TestSet_Consts: the header carries each constant's Go value to Lua
+// unchanged, quotes, backslashes and bytes beyond ASCII included.
+func TestSet_Consts(t *testing.T) {
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	consts := Consts{"F_ODD": "it's a \\ field\n\xc3\xa9", "R_NONE": -1, "N_BIG": int64(1) << 40}
+	set := Set{FS: os.DirFS("testdata"), Consts: consts}
+	src := set.Source("consts.lua")
+	res, err := redis.NewScript(src).Run(context.Background(), rdb, nil).Slice()
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, src)
+	}
+	if res[0] != consts["F_ODD"] || res[1] != int64(-1) || res[2] != int64(1)<<40 {
+		t.Errorf("script read %q, want %q, -1, 2^40", res, consts["F_ODD"])
+	}
+}
