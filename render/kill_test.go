@@ -1,0 +1,5 @@
+package render
+
+import "syscall"
+
+func killProcess(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }
