@@ -59,7 +59,8 @@ type Result struct {
 type Renderer struct {
 	opts Options
 	log  *zap.Logger
-	tabs chan struct{}
+	tabs chan struct{} // a token per tab rendering now (Options.Tabs)
+	idle chan *tab     // open tabs, kept for the next rendering
 
 	mu      sync.Mutex
 	cur     *instance
@@ -75,7 +76,8 @@ func New(opts Options, log *zap.Logger) (*Renderer, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Renderer{opts: opts, log: log.Named("render"), tabs: make(chan struct{}, opts.Tabs)}, nil
+	return &Renderer{opts: opts, log: log.Named("render"), tabs: make(chan struct{}, opts.Tabs),
+		idle: make(chan *tab, opts.Tabs)}, nil
 }
 
 // Check starts the browser if it is not running and reports whether it
@@ -98,7 +100,14 @@ func (r *Renderer) Close() error {
 	if in != nil {
 		in.retire()
 	}
-	return nil
+	for {
+		select {
+		case t := <-r.idle:
+			t.close()
+		default:
+			return nil
+		}
+	}
 }
 
 // PID is the browser's process id, 0 while none runs.
@@ -170,13 +179,49 @@ func (r *Renderer) Render(ctx context.Context, p Page) (Result, error) {
 	}
 	defer in.release()
 	start := time.Now()
-	res, err := r.renderIn(ctx, in, p)
-	res.Took = time.Since(start)
+	t, err := r.tab(in)
 	if err != nil {
-		err = r.classify(ctx, in, p, err)
+		return Result{Took: time.Since(start)}, r.classify(ctx, in, p, err)
 	}
+	res, err := r.renderIn(ctx, t, p)
+	if err != nil {
+		t.close()
+		err = r.classify(ctx, in, p, err)
+	} else {
+		r.putBack(t)
+	}
+	res.Took = time.Since(start)
 	r.checkMemory(in)
 	return res, err
+}
+
+// tab returns an idle tab of in, or opens one. Idle tabs of a browser
+// that was replaced are closed.
+func (r *Renderer) tab(in *instance) (*tab, error) {
+	for {
+		select {
+		case t := <-r.idle:
+			if t.in == in {
+				return t, nil
+			}
+			t.close()
+		default:
+			return openTab(in)
+		}
+	}
+}
+
+// putBack keeps t for the next rendering once it is reset, or closes it.
+func (r *Renderer) putBack(t *tab) {
+	if !t.reset() {
+		t.close()
+		return
+	}
+	select {
+	case r.idle <- t:
+	default:
+		t.close()
+	}
 }
 
 // classify turns a failed rendering's error into what it means: the

@@ -45,7 +45,7 @@ type site struct {
 	hang  chan struct{} // closed at cleanup: /slow.js answers then
 }
 
-func newSite(t *testing.T) *site {
+func newSite(t testing.TB) *site {
 	t.Helper()
 	s := &site{hang: make(chan struct{})}
 	mux := http.NewServeMux()

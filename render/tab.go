@@ -6,36 +6,72 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	cdpfetch "github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 )
 
-// renderIn renders p in a new tab of in, in a browser context of its own,
-// and closes the tab.
-func (r *Renderer) renderIn(ctx context.Context, in *instance, p Page) (Result, error) {
+// tab is an open tab of a browser instance, in a browser context of its
+// own, kept between renderings: opening one costs more than a simple
+// page's whole rendering.
+type tab struct {
+	in    *instance
+	ctx   context.Context
+	close context.CancelFunc
+}
+
+// openTab opens a tab in a browser context of its own.
+func openTab(in *instance) (*tab, error) {
+	ctx, cancel := chromedp.NewContext(in.ctx, chromedp.WithNewBrowserContext())
+	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
+		cancel()
+		return nil, fmt.Errorf("render: open a tab: %w", err)
+	}
+	return &tab{in: in, ctx: ctx, close: cancel}, nil
+}
+
+// reset leaves the tab blank, without the last page's cookies or
+// interception, for the next rendering; false when it cannot.
+func (t *tab) reset() bool {
+	ctx, cancel := context.WithTimeout(t.ctx, 5*time.Second)
+	defer cancel()
+	if _, err := chromedp.Call(ctx, cdpfetch.Disable, cdp.Empty{}); err != nil {
+		return false
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		return false
+	}
+	_, err := chromedp.Call(ctx, network.ClearBrowserCookies, cdp.Empty{})
+	return err == nil
+}
+
+// renderIn renders p in t. A rendering that fails leaves t unusable: the
+// caller closes it.
+func (r *Renderer) renderIn(ctx context.Context, t *tab, p Page) (Result, error) {
 	u, err := url.Parse(p.URL)
 	if err != nil {
 		return Result{}, fmt.Errorf("render: %q: %w", p.URL, err)
 	}
-	tab, closeTab := chromedp.NewContext(in.ctx, chromedp.WithNewBrowserContext())
-	stopOnCancel := context.AfterFunc(ctx, closeTab) // the caller gave up: close the tab now
+	pctx, endPage := context.WithCancel(t.ctx)      // ends the page's event subscription
+	stopOnCancel := context.AfterFunc(ctx, endPage) // the caller gave up
 	defer stopOnCancel()
-	ic := newInterceptor(tab, p, u)
+	ic := newInterceptor(pctx, p, u)
 	defer func() {
-		closeTab() // ends the waits of the requests still being admitted
+		endPage() // ends the waits of the requests still being admitted
 		ic.end()
 	}()
-	events := chromedp.Events(tab, cdpfetch.RequestPaused)
+	events := chromedp.Events(pctx, cdpfetch.RequestPaused)
 	ic.wg.Add(1)
 	go ic.serve(events)
-	if err := ic.setUp(tab); err != nil {
+	if err := ic.setUp(pctx); err != nil {
 		return Result{}, err
 	}
 
-	rctx, cancel := context.WithTimeout(tab, p.Rendering.Timeout)
+	rctx, cancel := context.WithTimeout(pctx, p.Rendering.Timeout)
 	defer cancel()
 	steps := []chromedp.Action[chromedp.Void]{chromedp.Navigate(p.URL)}
 	switch w := p.Rendering.WaitFor; {
@@ -65,17 +101,12 @@ func (ic *interceptor) setUp(tab context.Context) error {
 			return fmt.Errorf("render: set user agent: %w", err)
 		}
 	}
-	if len(ic.page.Headers) > 0 {
-		h := network.Headers{}
-		for k, v := range ic.page.Headers {
-			h[k] = v
-		}
-		if _, err := chromedp.Call(tab, network.Enable, network.EnableParams{}); err != nil {
-			return fmt.Errorf("render: enable network: %w", err)
-		}
-		if _, err := chromedp.Call(tab, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: h}); err != nil {
-			return fmt.Errorf("render: set headers: %w", err)
-		}
+	h := network.Headers{} // every time: the tab's last page may have had others
+	for k, v := range ic.page.Headers {
+		h[k] = v
+	}
+	if _, err := chromedp.Call(tab, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: h}); err != nil {
+		return fmt.Errorf("render: set headers: %w", err)
 	}
 	patterns := []*cdpfetch.RequestPattern{{URLPattern: "*", RequestStage: cdpfetch.RequestStageRequest}}
 	if ic.page.Admit != nil {
