@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	cdpfetch "github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -42,7 +43,9 @@ func (t *tab) reset() bool {
 	if _, err := chromedp.Call(ctx, cdpfetch.Disable, cdp.Empty{}); err != nil {
 		return false
 	}
-	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+	// Leave the page (its timers and requests stop); the next rendering's
+	// navigation waits for its own load, so this one need not.
+	if _, err := chromedp.Call(ctx, page.Navigate, page.NavigateParams{URL: "about:blank"}); err != nil {
 		return false
 	}
 	_, err := chromedp.Call(ctx, network.ClearBrowserCookies, cdp.Empty{})
