@@ -68,7 +68,7 @@ func BenchmarkRender(b *testing.B) {
 							b.Error(err)
 							return
 						}
-						if rss := r.RSS(); rss > peak.Load() {
+						if rss := treeRSS(r.pid()); rss > peak.Load() {
 							peak.Store(rss)
 						}
 					}

@@ -110,20 +110,6 @@ func (r *Renderer) Close() error {
 	}
 }
 
-// PID is the browser's process id, 0 while none runs.
-func (r *Renderer) PID() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.cur == nil {
-		return 0
-	}
-	return r.cur.pid
-}
-
-// RSS is the resident memory of the browser and its child processes, in
-// bytes; 0 while none runs.
-func (r *Renderer) RSS() int64 { return treeRSS(r.PID()) }
-
 // instance returns the running browser, held, starting one if none runs
 // or the last one died.
 func (r *Renderer) instance() (*instance, error) {

@@ -225,7 +225,7 @@ func TestRender_BrowserKilled(t *testing.T) {
 	if err := r.Check(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	first := r.PID()
+	first := r.pid()
 	p := Page{URL: s.URL + "/hang", Status: 200, Body: []byte(`<html><head><script src="/slow.js"></script></head></html>`),
 		Rendering: rendering(""), AllowPrivate: true}
 	p.Rendering.Timeout = time.Minute
@@ -247,7 +247,7 @@ func TestRender_BrowserKilled(t *testing.T) {
 	if err != nil || !strings.Contains(string(res.HTML), "Rendered lamp") {
 		t.Fatalf("after the kill: %v", err)
 	}
-	if r.PID() == first {
+	if r.pid() == first {
 		t.Error("the dead browser's pid is still the renderer's")
 	}
 }
