@@ -73,15 +73,21 @@ func renderRig(t *testing.T) (*rig, *Job) {
 	}
 	t.Cleanup(func() { _ = rr.Close() })
 	g := newRigWith(t, fastOptions(), Deps{Renderer: rr})
+	return g, g.renderJob()
+}
+
+// renderJob is renderJob's Job on g.
+func (g *rig) renderJob() *Job {
+	g.t.Helper()
 	spec, err := cluster.ParseJobSpec(strings.NewReader(renderJob))
 	if err != nil {
-		t.Fatal(err)
+		g.t.Fatal(err)
 	}
 	j, err := g.d.NewJob(spec)
 	if err != nil {
-		t.Fatal(err)
+		g.t.Fatal(err)
 	}
-	return g, j
+	return j
 }
 
 // TestDownloader_Render: a page of a kind that renders comes back as the
@@ -149,14 +155,7 @@ func TestDownloader_RenderTimeout(t *testing.T) {
 func TestDownloader_RenderWithoutRenderer(t *testing.T) {
 	s := renderSite(t)
 	g := newRig(t, fastOptions())
-	spec, err := cluster.ParseJobSpec(strings.NewReader(renderJob))
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, err := g.d.NewJob(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	j := g.renderJob()
 	g.submitKind(j, s.URL+"/p/1", "product")
 	res := g.wait(1, 30*time.Second)[0]
 	if res.Kind != Failed || res.Transient || !errors.Is(res.Err, ErrNoRenderer) {
