@@ -69,6 +69,9 @@ type JobSpec struct {
 	// RequestSpec holds how pages are requested: politeness, headers,
 	// limits. Its fields sit at the top level of a job file.
 	RequestSpec `yaml:",inline"`
+	// RenderSpec renders every kind's pages in a headless browser, unless
+	// a kind says otherwise. Its fields sit at the top level of a job file.
+	RenderSpec `yaml:",inline"`
 	// SeedCount is the number of seeds stored apart from the spec; it is
 	// set by submission and not read from job files.
 	SeedCount int `yaml:"-" json:"seed_count,omitempty"`

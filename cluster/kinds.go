@@ -48,6 +48,9 @@ type PageKind struct {
 	Links []LinkRule `yaml:"links" json:"links,omitempty"`
 	// Fields are extracted from each page of an item kind.
 	Fields map[string]FieldRule `yaml:"fields" json:"fields,omitempty"`
+	// RenderSpec renders the kind's pages in a headless browser; what it
+	// leaves unset comes from the job's.
+	RenderSpec `yaml:",inline"`
 }
 
 // JSONPage reports whether the kind's pages are JSON.

@@ -16,6 +16,7 @@ import (
 	"github.com/crawler-dev/crawler/metrics"
 	"github.com/crawler-dev/crawler/politeness"
 	"github.com/crawler-dev/crawler/proxy"
+	"github.com/crawler-dev/crawler/render"
 	"github.com/crawler-dev/crawler/robots"
 )
 
@@ -108,6 +109,9 @@ type Deps struct {
 	Keys cluster.Keys
 	// Fetcher makes the requests.
 	Fetcher *fetch.Fetcher
+	// Renderer renders the pages of kinds that say render; nil fails them
+	// (ErrNoRenderer).
+	Renderer *render.Renderer
 	// Metrics records each request; nil records nothing.
 	Metrics *metrics.Node
 	// Logger is nil for no logging.

@@ -31,14 +31,17 @@ type rig struct {
 	done chan Result
 }
 
-func newRig(t *testing.T, opts Options) *rig {
+func newRig(t *testing.T, opts Options) *rig { t.Helper(); return newRigWith(t, opts, Deps{}) }
+
+// newRigWith is newRig with deps' Renderer and Metrics.
+func newRigWith(t *testing.T, opts Options, deps Deps) *rig {
 	t.Helper()
 	rdb, keys := testenv.Redis(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	t.Cleanup(cancel)
 	fopts := fetch.DefaultOptions()
 	fopts.RetryBase = 10 * time.Millisecond
-	d, err := New(opts, Deps{Redis: rdb, Keys: keys, Fetcher: fetch.New(fopts)})
+	d, err := New(opts, Deps{Redis: rdb, Keys: keys, Fetcher: fetch.New(fopts), Renderer: deps.Renderer, Metrics: deps.Metrics})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,8 +82,11 @@ func (g *rig) job(tweak func(*cluster.JobSpec)) *Job {
 }
 
 // submit submits a request for url.
-func (g *rig) submit(j *Job, url string) {
-	g.d.Submit(&Request{URL: url, Job: j, Done: func(_ context.Context, r Result) {
+func (g *rig) submit(j *Job, url string) { g.submitKind(j, url, "") }
+
+// submitKind submits a request for url as a page of kind.
+func (g *rig) submitKind(j *Job, url, kind string) {
+	g.d.Submit(&Request{URL: url, Job: j, Kind: kind, Done: func(_ context.Context, r Result) {
 		g.mu.Lock()
 		g.got[r.Request.URL] = r
 		g.mu.Unlock()

@@ -26,6 +26,7 @@ import (
 //     gives its slot back and waits with the other pages of its target
 //     while none is free;
 //  6. one attempt is sent, and its answer told to the gate and the proxy;
+//     a page whose kind says render is then rendered (renderstep.go);
 //  7. the answer settles the page: done (fetched, failed, skipped), or to
 //     be tried again after a backoff, from step 3.
 //
@@ -49,7 +50,7 @@ func (d *Downloader) fetchPage(ctx context.Context, r *Request) Result {
 		if err != nil {
 			return cancelled(err)
 		}
-		a := d.send(ctx, r, pass, picked)
+		a := d.render(ctx, r, d.send(ctx, r, pass, picked))
 		res, wait, done := d.settle(r, a, picked)
 		if done {
 			return res

@@ -13,6 +13,7 @@ import (
 	"github.com/crawler-dev/crawler/fetch"
 	"github.com/crawler-dev/crawler/politeness"
 	"github.com/crawler-dev/crawler/proxy"
+	"github.com/crawler-dev/crawler/render"
 )
 
 // attempt is what one request sent for a page came to.
@@ -137,6 +138,10 @@ func refused(fe *fetch.Error) bool {
 // transport.
 func failureKind(fe *fetch.Error) string {
 	switch {
+	case fe != nil && errors.Is(fe, render.ErrTimeout):
+		return "render_timeout"
+	case fe != nil && (errors.Is(fe, render.ErrBrowserDied) || errors.Is(fe, render.ErrNoBrowser) || errors.Is(fe, ErrNoRenderer)):
+		return "render"
 	case fe != nil && errors.Is(fe, ErrBanPage):
 		return "ban"
 	case fe != nil && fe.Status != 0:

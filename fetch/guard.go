@@ -115,3 +115,13 @@ func checkTarget(ctx context.Context, host string, allowPrivate bool) error {
 	}
 	return nil
 }
+
+// CheckHost applies the address guard to a request that this package does
+// not send (a rendered page's own requests, sent by the browser): every
+// address host resolves to must be one the job may reach. The error wraps
+// ErrBlockedAddress when one is not. The browser resolves the name again,
+// so unlike Fetcher's direct requests this check does not stop DNS
+// rebinding.
+func CheckHost(ctx context.Context, host string, allowPrivate bool) error {
+	return checkTarget(ctx, host, allowPrivate)
+}

@@ -92,7 +92,7 @@ func (r *jobRunner) startList(ctx context.Context, round int64, d queue.Delivery
 		return
 	}
 	kind := r.rules.Kind(page.PageKind())
-	r.m.dl.Submit(&downloader.Request{Ctx: ctx, URL: page.URL, Job: r.dl, Item: d, AllowNonHTML: kind != nil && kind.JSON,
+	r.m.dl.Submit(&downloader.Request{Ctx: ctx, URL: page.URL, Job: r.dl, Item: d, Kind: page.PageKind(), AllowNonHTML: kind != nil && kind.JSON,
 		Done: func(_ context.Context, res downloader.Result) {
 			defer done()
 			if res.Kind == downloader.Cancelled {

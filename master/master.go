@@ -144,7 +144,7 @@ func New(opts Options, deps Deps) (*Master, error) {
 	dlOpts.Workers = opts.ListConcurrency
 	opts.Fetch.MemoryBudget = opts.MaxMemory / 2
 	dl, err := downloader.New(dlOpts, downloader.Deps{Redis: deps.Redis, Keys: deps.Keys,
-		Fetcher: fetch.New(opts.Fetch), Metrics: deps.Metrics.Node(metrics.RoleMaster, 0), Logger: log})
+		Fetcher: fetch.New(opts.Fetch), Renderer: deps.Renderer, Metrics: deps.Metrics.Node(metrics.RoleMaster, 0), Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("master: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/crawler-dev/crawler/downloader"
 	"github.com/crawler-dev/crawler/fetch"
 	"github.com/crawler-dev/crawler/metrics"
+	"github.com/crawler-dev/crawler/render"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -142,6 +143,9 @@ type Deps struct {
 	// Metrics records the master's requests, queues and dupefilter; nil
 	// records nothing.
 	Metrics *metrics.Registry
+	// Renderer renders the pages of kinds that say render (one browser
+	// per process); nil fails them with a clear reason.
+	Renderer *render.Renderer
 	// Logger is nil for no logging.
 	Logger *zap.Logger
 }

@@ -39,6 +39,9 @@
 //	crawler_fetch_duration_seconds{status}       request to last body byte, 10ms..60s
 //	crawler_extract_duration_seconds{result}     one page's extraction, 1ms..10s; result
 //	                                             ok, limit (past its work budget) or error
+//	crawler_render_duration_seconds{result}      one page rendered in the headless browser,
+//	                                             100ms..300s; result ok, timeout, browser
+//	                                             (it died or did not start) or error
 //	crawler_politeness_wait_seconds{reason}      the wait the budget asked for, 5ms..300s
 //	crawler_redis_roundtrip_seconds{command}     one round trip, 100µs..1s; command is the
 //	                                             name of a lone command, or "pipeline"

@@ -17,3 +17,21 @@ func (n *Node) Extracted(d time.Duration, result string) {
 	}
 	n.extract.WithLabelValues(result).Observe(d.Seconds())
 }
+
+// Results of a rendering, for Rendered.
+const (
+	RenderOK      = "ok"
+	RenderTimeout = "timeout" // past its render_timeout
+	RenderBrowser = "browser" // the browser died or could not start
+	RenderError   = "error"
+)
+
+// Rendered records how long one page's rendering in the headless browser
+// took and how it ended (RenderOK, RenderTimeout, RenderBrowser or
+// RenderError). The histogram's count is the pages rendered.
+func (n *Node) Rendered(d time.Duration, result string) {
+	if n == nil {
+		return
+	}
+	n.render.WithLabelValues(result).Observe(d.Seconds())
+}

@@ -21,6 +21,7 @@ const (
 var (
 	fetchBuckets   = []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
 	waitBuckets    = []float64{.005, .01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300}
+	renderBuckets  = []float64{.1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}
 	extractBuckets = []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
 	redisBuckets   = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1}
 )
@@ -46,6 +47,7 @@ type families struct {
 	nearEntries      *prometheus.GaugeVec
 	nearBytes        *prometheus.GaugeVec
 	recrawlPages     *prometheus.CounterVec
+	renderDuration   *prometheus.HistogramVec
 }
 
 func newFamilies() *families {
@@ -92,6 +94,9 @@ func newFamilies() *families {
 		recrawlPages: counter("crawler_recrawl_pages_total",
 			"Detail pages stored, by what the visit found: new, changed, unchanged or not_modified (a 304).",
 			node(labelJob, labelResult)),
+		renderDuration: histogram("crawler_render_duration_seconds",
+			"Time to render a page in the headless browser, by result: ok, timeout, browser (it died) or error; its count is the pages rendered.",
+			renderBuckets, node(labelResult)),
 	}
 }
 
@@ -107,5 +112,5 @@ func histogram(name, help string, buckets []float64, labels []string) *prometheu
 func (f *families) collectors() []prometheus.Collector {
 	return []prometheus.Collector{f.fetchPages, f.fetchBytes, f.fetchDuration, f.fetchInFlight, f.extractDuration, f.retries,
 		f.failures, f.dedupURLs, f.politenessWaits, f.politenessWaited, f.robotsDisallowed, f.robotsFetches, f.recrawlPages,
-		f.redisCommands, f.redisErrors, f.redisRoundTrip, f.redisDials, f.nearEntries, f.nearBytes}
+		f.redisCommands, f.redisErrors, f.redisRoundTrip, f.redisDials, f.nearEntries, f.nearBytes, f.renderDuration}
 }

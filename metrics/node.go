@@ -16,6 +16,7 @@ type Node struct {
 	extract    prometheus.ObserverVec
 	failures   *bounded[prometheus.Counter]
 	recrawl    *Recrawl
+	render     prometheus.ObserverVec
 }
 
 func newNode(r *Registry, labels prometheus.Labels) *Node {
@@ -31,6 +32,7 @@ func newNode(r *Registry, labels prometheus.Labels) *Node {
 		recrawl:    newRecrawl(r, labels),
 		retries:    f.retries.With(labels),
 		extract:    f.extractDuration.MustCurryWith(labels),
+		render:     f.renderDuration.MustCurryWith(labels),
 		failures: newBounded(r.kinds, func(kind string) prometheus.Counter {
 			return failures.WithLabelValues(kind)
 		}),

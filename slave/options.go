@@ -14,6 +14,7 @@ import (
 	"github.com/crawler-dev/crawler/fetch"
 	"github.com/crawler-dev/crawler/membership"
 	"github.com/crawler-dev/crawler/metrics"
+	"github.com/crawler-dev/crawler/render"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -146,6 +147,9 @@ type Deps struct {
 	Store ItemStore
 	// Metrics records the slave's requests; nil records nothing.
 	Metrics *metrics.Registry
+	// Renderer renders the pages of kinds that say render (one browser
+	// per process); nil fails them with a clear reason.
+	Renderer *render.Renderer
 	// Logger is nil for no logging.
 	Logger *zap.Logger
 }

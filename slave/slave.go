@@ -60,7 +60,7 @@ func New(opts Options, deps Deps) (*Slave, error) {
 	dlOpts.Workers = opts.Concurrency
 	opts.Fetch.MemoryBudget = opts.MaxMemory / 2
 	dl, err := downloader.New(dlOpts, downloader.Deps{Redis: deps.Redis, Keys: deps.Keys,
-		Fetcher: fetch.New(opts.Fetch), Metrics: deps.Metrics.Node(metrics.RoleSlave, opts.ID), Logger: log})
+		Fetcher: fetch.New(opts.Fetch), Renderer: deps.Renderer, Metrics: deps.Metrics.Node(metrics.RoleSlave, opts.ID), Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("slave: %w", err)
 	}
@@ -279,7 +279,7 @@ func (s *Slave) start(drainCtx context.Context, w *work) {
 	}
 	s.dl.Submit(&downloader.Request{Ctx: drainCtx, Abandon: w.job.stopped, URL: task.URL, Job: w.job.dl, Item: w,
 		Validators: w.validators(), Started: func() { s.marks.started(w) },
-		AllowNonHTML: w.job.jsonKind(task.ItemKind()),
+		Kind: task.ItemKind(), AllowNonHTML: w.job.jsonKind(task.ItemKind()),
 		Done: func(_ context.Context, res downloader.Result) {
 			defer s.signalFreed()
 			s.handle(drainCtx, res)

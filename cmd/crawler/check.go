@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,22 +18,24 @@ import (
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/extract"
 	"github.com/crawler-dev/crawler/fetch"
+	"github.com/crawler-dev/crawler/render"
 )
 
 // checkOptions are the flags of crawler check.
 type checkOptions struct {
 	job, url, kind string
 	json           bool
+	render         *renderFlags // the browser, for a kind that says render
 }
 
-func newCheckCmd(_ *app) *cobra.Command {
-	var o checkOptions
+func newCheckCmd(a *app) *cobra.Command {
+	o := checkOptions{render: &a.render}
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Fetch one page and show what a job would take from it: its kind, every rule's links, the fields",
 		Long: `check fetches one page with the job's request settings (user agent, headers,
 timeout, size limit, allow_private_networks; directly, without proxies or
-robots.txt) and runs the rules of the page's kind on it: the links each rule
+robots.txt; rendered in headless Chromium when the kind says render) and runs the rules of the page's kind on it: the links each rule
 finds and the kind they lead to, every field's value, the values that do not
 convert to their type, and the required fields that are missing.
 
@@ -56,6 +59,7 @@ required field is missing.`,
 	f.StringVar(&o.url, "url", "", "the page to fetch")
 	f.StringVar(&o.kind, "kind", "", "the page's kind (default: decided from the seeds and the link rules' allow patterns)")
 	f.BoolVar(&o.json, "json", false, "print one JSON object")
+	a.render.register(cmd)
 	return cmd
 }
 
@@ -69,6 +73,7 @@ type checkReport struct {
 	Kind        string               `json:"kind"`
 	KindReason  string               `json:"kind_reason"`
 	Item        bool                 `json:"item"`
+	Rendered    bool                 `json:"rendered,omitempty"`
 	Notes       []string             `json:"notes,omitempty"`
 	Rules       []checkRule          `json:"rules"`
 	Invalid     int                  `json:"invalid_links"`
@@ -112,6 +117,9 @@ func runCheck(ctx context.Context, o checkOptions, out io.Writer) error {
 		return fmt.Errorf("fetch %s: %w", o.url, err)
 	}
 	rep.fill(page, spec)
+	if err := rep.render(ctx, o.render, spec, page); err != nil {
+		return err
+	}
 	res, err := kind.Extract(ctx, page.URL, page.Body)
 	if err != nil {
 		return fmt.Errorf("extract %s as %s: %w", o.url, rep.Kind, err)
@@ -308,4 +316,28 @@ func (r *checkReport) printFields(w io.Writer) {
 	for _, m := range r.Missing {
 		fmt.Fprintf(w, "missing %s (required)\n", m)
 	}
+}
+
+// render loads the page in headless Chromium when its kind says render,
+// and puts the DOM in place of the body; its requests go directly, like
+// check's fetch, through the address guard and the kind's block list.
+func (r *checkReport) render(ctx context.Context, rf *renderFlags, spec *cluster.JobSpec, page *fetch.Page) error {
+	rendering, ok := spec.RenderOf(r.Kind)
+	if !ok || rf == nil || !page.HTML {
+		return nil
+	}
+	rr, err := rf.get(nil)
+	if err != nil {
+		return err
+	}
+	defer rf.close()
+	res, err := rr.Render(ctx, render.Page{URL: page.URL, Status: page.Status, ContentType: page.ContentType, Body: page.Body,
+		Rendering: rendering, AllowPrivate: spec.AllowPrivateNetworks, UserAgent: spec.UserAgent, Headers: spec.Headers})
+	if err != nil {
+		return fmt.Errorf("render %s: %w", r.URL, err)
+	}
+	page.Body, r.Rendered = res.HTML, true
+	r.Notes = append(r.Notes, fmt.Sprintf("rendered in %s: %d requests sent, %d blocked (block), %d refused (address guard)",
+		res.Took.Round(time.Millisecond), res.Requests, len(res.Blocked), len(res.Refused)))
+	return nil
 }

@@ -50,6 +50,7 @@ func newMasterCmd(a *app) *cobra.Command {
 	}
 	c.cf.register(cmd)
 	c.mf.register(cmd)
+	a.render.register(cmd)
 	c.pf.register(cmd)
 	f, fl := cmd.Flags(), c.cf.fields
 	f.StringVar(&c.mongo, "mongo", defaultMongo, "MongoDB URI; the path names the database")
@@ -79,7 +80,12 @@ func runMaster(ctx context.Context, a *app, c masterConfig) error {
 		return err
 	}
 	instrument(p.rdb, reg, metrics.RoleMaster, 0)
-	m, err := master.New(c.opts, master.Deps{Redis: p.rdb, Keys: c.cf.keys(), Failures: p.store, Metrics: reg, Logger: a.logger})
+	rr, err := a.render.get(a.logger)
+	if err != nil {
+		return err
+	}
+	defer a.render.close()
+	m, err := master.New(c.opts, master.Deps{Redis: p.rdb, Keys: c.cf.keys(), Failures: p.store, Metrics: reg, Renderer: rr, Logger: a.logger})
 	if err != nil {
 		return c.cf.fields.name(err)
 	}

@@ -18,6 +18,7 @@ type app struct {
 	logLevel   string
 	logFormat  string
 	logger     *zap.Logger
+	render     renderFlags // the process's browser, for kinds that say render
 }
 
 // Execute runs the root command and exits non-zero on error.

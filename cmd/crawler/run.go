@@ -106,6 +106,7 @@ func newRunCmd(a *app) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&jobFile, "job", "", "job file (YAML)")
 	cfg.register(cmd, "items.jsonl")
+	a.render.register(cmd)
 	return cmd
 }
 
@@ -132,6 +133,7 @@ func crawlHere(cmd *cobra.Command, a *app, cfg runConfig, spec *cluster.JobSpec,
 	}
 	started := time.Now()
 	cfg.failures = new(*runFailures)
+	defer a.render.close()
 	st, redisUsed, err := runAllInOne(ctx, a, cfg, spec, reg, con)
 	con.done()
 	if st != nil {
@@ -404,7 +406,11 @@ func startCluster(ctx context.Context, a *app, cfg runConfig, backend runBackend
 	if backend.tune != nil {
 		backend.tune(&mopts)
 	}
-	m, err := master.New(mopts, master.Deps{Redis: rdb, Keys: keys, Failures: st, Metrics: reg, Logger: log})
+	rr, err := a.render.get(log)
+	if err != nil {
+		return nil, err
+	}
+	m, err := master.New(mopts, master.Deps{Redis: rdb, Keys: keys, Failures: st, Metrics: reg, Renderer: rr, Logger: log})
 	if err != nil {
 		return nil, err
 	}
@@ -412,7 +418,7 @@ func startCluster(ctx context.Context, a *app, cfg runConfig, backend runBackend
 	for i := 0; i < cfg.slaves; i++ {
 		sopts := slave.DefaultOptions()
 		sopts.ID, sopts.Concurrency, sopts.Poll = i, cfg.concurrency, 50*time.Millisecond
-		s, err := slave.New(sopts, slave.Deps{Redis: rdb, Keys: keys, Store: st, Metrics: reg, Logger: log})
+		s, err := slave.New(sopts, slave.Deps{Redis: rdb, Keys: keys, Store: st, Metrics: reg, Renderer: rr, Logger: log})
 		if err != nil {
 			return nil, err
 		}

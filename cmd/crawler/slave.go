@@ -50,6 +50,7 @@ func newSlaveCmd(a *app) *cobra.Command {
 	}
 	cf.register(cmd)
 	mf.register(cmd)
+	a.render.register(cmd)
 	f, fl := cmd.Flags(), cf.fields
 	f.StringVar(&mongo, "mongo", defaultMongo, "MongoDB URI; the path names the database")
 	f.StringVar(&output, "output", "", "write items and failures to this JSON Lines file instead of MongoDB (appended to when it exists)")
@@ -72,7 +73,12 @@ func runSlave(ctx context.Context, a *app, cf clusterFlags, mf metricsFlag, mong
 		return err
 	}
 	instrument(p.rdb, reg, metrics.RoleSlave, opts.ID)
-	s, err := slave.New(opts, slave.Deps{Redis: p.rdb, Keys: cf.keys(), Store: p.store, Metrics: reg, Logger: a.logger})
+	rr, err := a.render.get(a.logger)
+	if err != nil {
+		return err
+	}
+	defer a.render.close()
+	s, err := slave.New(opts, slave.Deps{Redis: p.rdb, Keys: cf.keys(), Store: p.store, Metrics: reg, Renderer: rr, Logger: a.logger})
 	if err != nil {
 		return cf.fields.name(err)
 	}

@@ -1,0 +1,249 @@
+package render
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/chromedp"
+	"go.uber.org/zap"
+
+	"github.com/crawler-dev/crawler/cluster"
+)
+
+// Page is one page to render: the document its caller fetched, and how.
+type Page struct {
+	// URL is the document's URL, after redirects.
+	URL string
+	// Status and ContentType are the document's; Body is its content,
+	// in UTF-8.
+	Status      int
+	ContentType string
+	Body        []byte
+	// Rendering is how the page's kind is rendered.
+	Rendering cluster.Rendering
+	// AllowPrivate lets the page's requests reach loopback and private
+	// addresses (allow_private_networks).
+	AllowPrivate bool
+	// UserAgent and Headers are sent with every request the page makes.
+	UserAgent string
+	Headers   map[string]string
+	// Admit, when not nil, is asked before each request to the page's own
+	// host: robots.txt and a place in the host's budget. The request is
+	// failed when it returns an error; otherwise done is called with the
+	// answer's status (0 for none) once it arrives.
+	Admit func(ctx context.Context, rawURL string) (done func(status int), err error)
+}
+
+// Result is a rendered page.
+type Result struct {
+	// HTML is the DOM the page's scripts left, serialized.
+	HTML []byte
+	// Requests counts the requests the page made and the browser sent.
+	Requests int
+	// Blocked lists the URLs refused for their resource type (block).
+	Blocked []string
+	// Refused lists the URLs refused by the address guard or by Admit.
+	Refused []string
+	// Took is how long the rendering took, the wait for a tab excluded.
+	Took time.Duration
+}
+
+// Renderer renders pages in one browser, a few tabs at a time; see the
+// package comment. It is safe for concurrent use.
+type Renderer struct {
+	opts Options
+	log  *zap.Logger
+	tabs chan struct{} // a token per tab rendering now (Options.Tabs)
+	idle chan *tab     // open tabs, kept for the next rendering
+
+	mu      sync.Mutex
+	cur     *instance
+	renders atomic.Int64
+	closed  bool
+}
+
+// New returns a Renderer; the browser starts at the first Render or Check.
+func New(opts Options, log *zap.Logger) (*Renderer, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Renderer{opts: opts, log: log.Named("render"), tabs: make(chan struct{}, opts.Tabs),
+		idle: make(chan *tab, opts.Tabs)}, nil
+}
+
+// Check starts the browser if it is not running and reports whether it
+// can render: an error wrapping ErrNoBrowser says why not.
+func (r *Renderer) Check(context.Context) error {
+	in, err := r.instance()
+	if err != nil {
+		return err
+	}
+	in.release()
+	return nil
+}
+
+// Close stops the browser; renderings still running fail.
+func (r *Renderer) Close() error {
+	r.mu.Lock()
+	in := r.cur
+	r.cur, r.closed = nil, true
+	r.mu.Unlock()
+	if in != nil {
+		in.retire()
+	}
+	for {
+		select {
+		case t := <-r.idle:
+			t.close()
+		default:
+			return nil
+		}
+	}
+}
+
+// instance returns the running browser, held, starting one if none runs
+// or the last one died.
+func (r *Renderer) instance() (*instance, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, errors.New("render: the renderer is closed")
+	}
+	if r.cur != nil && !r.cur.alive() {
+		r.log.Warn("browser died; starting another", zap.Int("pid", r.cur.pid))
+		r.cur.retire()
+		r.cur = nil
+	}
+	if r.cur == nil {
+		in, err := startBrowser(r.opts)
+		if err != nil {
+			return nil, err
+		}
+		r.log.Info("browser started", zap.Int("pid", in.pid))
+		r.cur = in
+	}
+	r.cur.hold()
+	return r.cur, nil
+}
+
+// retire stops in once its renderings end, when it is still the current
+// browser: it died, hangs, or grew past the memory cap.
+func (r *Renderer) retire(in *instance, why string) {
+	r.mu.Lock()
+	if r.cur == in {
+		r.cur = nil
+	}
+	r.mu.Unlock()
+	r.log.Warn("browser restarted", zap.Int("pid", in.pid), zap.String("why", why))
+	in.retire()
+}
+
+// Render loads p in a tab, waits as its Rendering says, and returns the
+// DOM. It waits for a free tab first (until ctx ends). A page that does
+// not render within its timeout is ErrTimeout; a browser that dies
+// meanwhile, ErrBrowserDied (both worth another try); a browser that
+// cannot start, ErrNoBrowser.
+func (r *Renderer) Render(ctx context.Context, p Page) (Result, error) {
+	select {
+	case r.tabs <- struct{}{}:
+	case <-ctx.Done():
+		return Result{}, ctx.Err()
+	}
+	defer func() { <-r.tabs }()
+	in, err := r.instance()
+	if err != nil {
+		return Result{}, err
+	}
+	defer in.release()
+	start := time.Now()
+	t, err := r.tab(in)
+	if err != nil {
+		return Result{Took: time.Since(start)}, r.classify(ctx, in, p, err)
+	}
+	res, err := r.renderIn(ctx, t, p)
+	if err != nil {
+		t.close()
+		err = r.classify(ctx, in, p, err)
+	} else {
+		r.putBack(t)
+	}
+	res.Took = time.Since(start)
+	r.checkMemory(in)
+	return res, err
+}
+
+// tab returns an idle tab of in, or opens one. Idle tabs of a browser
+// that was replaced are closed.
+func (r *Renderer) tab(in *instance) (*tab, error) {
+	for {
+		select {
+		case t := <-r.idle:
+			if t.in == in {
+				return t, nil
+			}
+			t.close()
+		default:
+			return openTab(in)
+		}
+	}
+}
+
+// putBack keeps t for the next rendering once it is reset, or closes it.
+func (r *Renderer) putBack(t *tab) {
+	if !t.reset() {
+		t.close()
+		return
+	}
+	select {
+	case r.idle <- t:
+	default:
+		t.close()
+	}
+}
+
+// classify turns a failed rendering's error into what it means: the
+// caller's context ended, the browser died (it is replaced), or the page
+// passed its timeout.
+func (r *Renderer) classify(ctx context.Context, in *instance, p Page, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case !in.alive() || !r.responds(in):
+		r.retire(in, "died or stopped answering")
+		return fmt.Errorf("%w: %s: %w", ErrBrowserDied, p.URL, err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%w: %s did not render within %s", ErrTimeout, p.URL, p.Rendering.Timeout)
+	}
+	return fmt.Errorf("render %s: %w", p.URL, err)
+}
+
+// responds reports whether the browser answers a command within 5s.
+func (r *Renderer) responds(in *instance) bool {
+	ctx, cancel := context.WithTimeout(in.ctx, 5*time.Second)
+	defer cancel()
+	_, err := chromedp.CallBrowser(ctx, browser.GetVersion, cdp.Empty{})
+	return err == nil
+}
+
+// memoryCheckEvery is how many renderings pass between two reads of the
+// browser's memory.
+const memoryCheckEvery = 8
+
+// checkMemory retires the browser when it has grown past the cap.
+func (r *Renderer) checkMemory(in *instance) {
+	if r.opts.MaxMemory == 0 || r.renders.Add(1)%memoryCheckEvery != 0 {
+		return
+	}
+	if rss := treeRSS(in.pid); rss > r.opts.MaxMemory {
+		r.retire(in, fmt.Sprintf("memory %d MiB over the cap of %d MiB", rss>>20, r.opts.MaxMemory>>20))
+	}
+}

@@ -1,0 +1,146 @@
+package render
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	cdpfetch "github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+)
+
+// tab is an open tab of a browser instance, in a browser context of its
+// own, kept between renderings: opening one costs more than a simple
+// page's whole rendering.
+type tab struct {
+	in    *instance
+	ctx   context.Context
+	close context.CancelFunc
+}
+
+// openTab opens a tab in a browser context of its own.
+func openTab(in *instance) (*tab, error) {
+	ctx, cancel := chromedp.NewContext(in.ctx, chromedp.WithNewBrowserContext())
+	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
+		cancel()
+		return nil, fmt.Errorf("render: open a tab: %w", err)
+	}
+	return &tab{in: in, ctx: ctx, close: cancel}, nil
+}
+
+// reset leaves the tab blank, without the last page's cookies or
+// interception, for the next rendering; false when it cannot.
+func (t *tab) reset() bool {
+	ctx, cancel := context.WithTimeout(t.ctx, 5*time.Second)
+	defer cancel()
+	if _, err := chromedp.Call(ctx, cdpfetch.Disable, cdp.Empty{}); err != nil {
+		return false
+	}
+	// Leave the page (its timers and requests stop); the next rendering's
+	// navigation waits for its own load, so this one need not.
+	if _, err := chromedp.Call(ctx, page.Navigate, page.NavigateParams{URL: "about:blank"}); err != nil {
+		return false
+	}
+	_, err := chromedp.Call(ctx, network.ClearBrowserCookies, cdp.Empty{})
+	return err == nil
+}
+
+// renderIn renders p in t. A rendering that fails leaves t unusable: the
+// caller closes it.
+func (r *Renderer) renderIn(ctx context.Context, t *tab, p Page) (Result, error) {
+	u, err := url.Parse(p.URL)
+	if err != nil {
+		return Result{}, fmt.Errorf("render: %q: %w", p.URL, err)
+	}
+	pctx, endPage := context.WithCancel(t.ctx)      // ends the page's event subscription
+	stopOnCancel := context.AfterFunc(ctx, endPage) // the caller gave up
+	defer stopOnCancel()
+	ic := newInterceptor(pctx, p, u)
+	defer func() {
+		endPage() // ends the waits of the requests still being admitted
+		ic.end()
+	}()
+	events := chromedp.Events(pctx, cdpfetch.RequestPaused)
+	ic.wg.Add(1)
+	go ic.serve(events)
+	if err := ic.setUp(pctx); err != nil {
+		return Result{}, err
+	}
+
+	rctx, cancel := context.WithTimeout(pctx, p.Rendering.Timeout)
+	defer cancel()
+	steps := []chromedp.Action[chromedp.Void]{chromedp.Navigate(p.URL)}
+	switch w := p.Rendering.WaitFor; {
+	case w.CSS != "":
+		steps = append(steps, chromedp.WaitReady(chromedp.CSS(w.CSS)))
+	case w.Delay > 0:
+		steps = append(steps, chromedp.Sleep(w.Delay.Std()))
+	}
+	if err := chromedp.Do(rctx, steps...); err != nil {
+		return ic.result(nil), err
+	}
+	html, err := chromedp.Run(rctx, chromedp.Evaluate[string](
+		`(document.doctype ? new XMLSerializer().serializeToString(document.doctype) + "\n" : "") + document.documentElement.outerHTML`))
+	if err != nil {
+		return ic.result(nil), err
+	}
+	return ic.result([]byte(html)), nil
+}
+
+// setUp sets the tab's user agent and headers and pauses every request:
+// at the request stage (guard, block, admit), and at the response stage
+// for the page's own origin (the answer frees its place in the budget).
+func (ic *interceptor) setUp(tab context.Context) error {
+	if ic.page.UserAgent != "" {
+		if _, err := chromedp.Call(tab, emulation.SetUserAgentOverride,
+			emulation.SetUserAgentOverrideParams{UserAgent: ic.page.UserAgent}); err != nil {
+			return fmt.Errorf("render: set user agent: %w", err)
+		}
+	}
+	h := network.Headers{} // every time: the tab's last page may have had others
+	for k, v := range ic.page.Headers {
+		h[k] = v
+	}
+	if _, err := chromedp.Call(tab, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: h}); err != nil {
+		return fmt.Errorf("render: set headers: %w", err)
+	}
+	patterns := []*cdpfetch.RequestPattern{{URLPattern: "*", RequestStage: cdpfetch.RequestStageRequest}}
+	if ic.page.Admit != nil {
+		patterns = append(patterns, &cdpfetch.RequestPattern{URLPattern: ic.origin + "/*", RequestStage: cdpfetch.RequestStageResponse})
+	}
+	if _, err := chromedp.Call(tab, cdpfetch.Enable, cdpfetch.EnableParams{Patterns: patterns}); err != nil {
+		return fmt.Errorf("render: enable interception: %w", err)
+	}
+	return nil
+}
+
+// blockedType reports whether a resource type is one of block's.
+func blockedType(t network.ResourceType, block []string) bool {
+	var name string
+	switch t {
+	case network.ResourceTypeImage:
+		name = "image"
+	case network.ResourceTypeFont:
+		name = "font"
+	case network.ResourceTypeMedia:
+		name = "media"
+	case network.ResourceTypeStylesheet:
+		name = "stylesheet"
+	default:
+		return false
+	}
+	return slices.Contains(block, name)
+}
+
+// withoutFragment is raw without its #fragment.
+func withoutFragment(raw string) string {
+	s, _, _ := strings.Cut(raw, "#")
+	return s
+}
