@@ -182,7 +182,7 @@ func TestJobRunner_routeEntry(t *testing.T) {
 				s.Sitemaps = []cluster.SitemapRule{{URL: cluster.SitemapsFromRobots, Kind: cluster.KindDetail}}
 			},
 			stats: map[string]string{cluster.StatSitemaps: "1", cluster.StatSitemapURLs: "2", cluster.StatRouted: "2",
-				cluster.StatSitemapsFailed: ""},
+				cluster.StatSitemapsFailed: "0"},
 			queued: []string{"/p/1", "/p/2"}},
 		{name: "a sitemap not found",
 			edit: func(s *cluster.JobSpec, base string) {

@@ -87,23 +87,3 @@ func TestSlave_handBack(t *testing.T) {
 		t.Errorf("stats %v, want nothing counted", stats)
 	}
 }
-
-// TestSlave_stoppedJobHandsBack: when a job stops running (client cancel)
-// the slave, still running, hands back at once its tasks of that job not
-// yet sent, for the master to drop as cancelled; the one on the wire runs
-// to its end.
-func TestSlave_stoppedJobHandsBack(t *testing.T) {
-	h := newHangingJob(t)
-	opts := DefaultOptions()
-	opts.Concurrency = 1
-	runSlave(t, h.ctx, opts, Deps{Redis: h.rdb, Keys: h.keys, Store: jsonlStore(t)})
-	h.waitHeld(t)
-	h.rdb.HSet(h.ctx, h.jk.State(), cluster.StateField, cluster.StateFinished)
-	h.rdb.Incr(h.ctx, h.keys.JobsVersion())
-	testenv.Eventually(t, 30*time.Second, "the two not sent handed back", func() bool {
-		return h.rdb.LLen(h.ctx, h.jk.Queue(0)).Val() == 2 && h.rdb.ZCard(h.ctx, h.jk.Inflight(0)).Val() == 1
-	})
-	if n := h.arrived.Load(); n != 1 {
-		t.Errorf("%d requests reached the site, want only the one sent before the stop", n)
-	}
-}
