@@ -141,12 +141,15 @@ type Downloader struct {
 	robotsOpts robots.Options
 
 	workers chan struct{} // a slot per request sent at once (Options.Workers)
-	gate    chan struct{} // bounds the robots.txt downloads running at once
-	stop    context.Context
-	halt    context.CancelFunc // ends every wait: the Downloader stops
-	pending atomic.Int64       // submitted and not yet finished
-	parked  atomic.Int64       // in a wait of ParkHorizon or longer
-	wg      sync.WaitGroup
+	// forWorker counts the requests that hold their host's turn and wait
+	// for a worker.
+	forWorker atomic.Int64
+	gate      chan struct{} // bounds the robots.txt downloads running at once
+	stop      context.Context
+	halt      context.CancelFunc // ends every wait: the Downloader stops
+	pending   atomic.Int64       // submitted and not yet finished
+	parked    atomic.Int64       // in a wait of ParkHorizon or longer
+	wg        sync.WaitGroup
 }
 
 // New returns a Downloader; Run sends its requests.

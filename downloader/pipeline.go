@@ -50,7 +50,11 @@ func (d *Downloader) fetchPage(ctx context.Context, r *Request) Result {
 		if err != nil {
 			return cancelled(err)
 		}
-		a := d.render(ctx, r, d.send(ctx, r, pass, picked))
+		a, err := d.onWorker(ctx, r, pass, picked)
+		if err != nil {
+			return cancelled(err)
+		}
+		a = d.render(ctx, r, a)
 		res, wait, done := d.settle(r, a, picked)
 		if done {
 			return res
@@ -105,6 +109,25 @@ func (d *Downloader) turn(ctx context.Context, r *Request, u *url.URL, rule poli
 		}
 		picked = p
 	}
+}
+
+// onWorker sends r (step 6) on one of the process's workers
+// (Options.Workers), waiting for one until ctx ends: a request abandoned
+// or stopped while it waits was never sent, so it gives its host's turn
+// and its proxy back and ends Cancelled.
+func (d *Downloader) onWorker(ctx context.Context, r *Request, pass *politeness.Pass, picked *proxy.Picked) (attempt, error) {
+	d.forWorker.Add(1)
+	select {
+	case d.workers <- struct{}{}:
+		d.forWorker.Add(-1)
+	case <-ctx.Done():
+		d.forWorker.Add(-1)
+		pass.Release()
+		d.dropPick(picked)
+		return attempt{}, ctx.Err()
+	}
+	defer func() { <-d.workers }()
+	return d.send(ctx, r, pass, picked), nil
 }
 
 // dropPick gives back a proxy picked for a page that will not use it.

@@ -25,14 +25,12 @@ type attempt struct {
 }
 
 // send is step 6 of fetchPage: one attempt at r, through picked when not
-// nil, on a worker of the process (Options.Workers) and under the host's
-// pass, which it gives back with the answer; the proxy's score hears the
+// nil, on the worker onWorker holds for it and under the host's pass,
+// which it gives back with the answer; the proxy's score hears the
 // outcome too. The request runs to its end even when the Downloader
 // stops; only r.Ctx cuts it short. A ban page (the job's ban_text) comes
 // back as an error.
 func (d *Downloader) send(ctx context.Context, r *Request, pass *politeness.Pass, picked *proxy.Picked) attempt {
-	d.workers <- struct{}{}
-	defer func() { <-d.workers }()
 	var via *url.URL
 	if picked != nil {
 		via = picked.URL()
