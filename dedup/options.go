@@ -108,7 +108,8 @@ type Options struct {
 	// process alone. A whole window takes about EstimateBytes. 0 keeps
 	// nothing: every check runs in Redis. What the filter answers is the
 	// same either way. A master should give DefaultCacheBytes, and 0 when
-	// Redis runs in its own process (miniredis already holds the slices).
+	// Redis runs inside the master's own process (an in-process miniredis
+	// already holds the slices in memory).
 	CacheBytes int64
 	// Now gives the time; nil uses the Redis server's clock (TIME inside
 	// the script), so masters whose clocks disagree still agree on slices.
