@@ -111,7 +111,7 @@ func (e *siteEnv) crawlCluster(ctx context.Context, site *countingSite) (SiteRun
 	opts.Binary, opts.RedisURL, opts.Tap, opts.Timeout = e.opts.Binary, e.redis.URL(), false, e.opts.Timeout
 	job := site.job()
 	job.PerHostRPS, job.PerHostConcurrency = e.opts.PerHostRPS, e.opts.PerHostConcurrency
-	res, err := crawlJob(ctx, opts, e.opts.Slaves, job)
+	res, err := crawlJob(ctx, opts, e.opts.Slaves, job.Name, job.YAML())
 	return SiteRun{Stored: res.Pages, Failed: res.Failed, ListPages: res.ListPages, Wall: res.Wall,
 		CrawlerCPU: res.CrawlerCPU(), RedisCPU: res.Redis.CPU, RedisCalls: res.Redis.Calls(),
 		PeakRSS: max(res.MasterPeakRSS, res.SlavePeakRSS)}, err
