@@ -185,6 +185,18 @@ func (r *jobRunner) admitLinks(ctx context.Context, round int64, referer, once s
 	if table == nil {
 		return errors.New("no live slave to route to")
 	}
+	cands, slaves, err := r.candidates(ctx, table, round, referer, links, counters)
+	if err != nil {
+		return err
+	}
+	return r.admit(ctx, round, once, cands, slaves)
+}
+
+// candidates builds the tasks of the item links found on the page at
+// referer, each with the slave it is routed to; links off the allowed
+// domains or disallowed by robots.txt are left out and counted in
+// counters.
+func (r *jobRunner) candidates(ctx context.Context, table *assign.Snapshot, round int64, referer string, links []extract.Link, counters map[string]int64) ([]dedup.Candidate, []int, error) {
 	var cands []dedup.Candidate
 	var slaves []int // each candidate's slave
 	for _, l := range links {
@@ -193,18 +205,18 @@ func (r *jobRunner) admitLinks(ctx context.Context, round int64, referer, once s
 			continue
 		}
 		if ok, err := r.dl.Allowed(ctx, l.URL); err != nil {
-			return err
+			return nil, nil, err
 		} else if !ok {
 			counters[cluster.StatRobots]++
 			continue
 		}
 		c, slave, err := r.candidate(table, round, referer, l)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		cands, slaves = append(cands, c), append(slaves, slave)
 	}
-	return r.admit(ctx, round, once, cands, slaves)
+	return cands, slaves, nil
 }
 
 // admitChunk is the most detail links one admission script takes: a list
@@ -220,32 +232,50 @@ func (r *jobRunner) admit(ctx context.Context, round int64, pageFP string, cands
 	woken := map[int]bool{}
 	defer func() { go r.m.wakeSlaves(context.WithoutCancel(ctx), woken) }() // off the walk's path
 	for start, chunk := 0, 0; start < len(cands) || start == 0; start, chunk = start+admitChunk, chunk+1 {
-		part := cands[start:min(start+admitChunk, len(cands))]
+		end := min(start+admitChunk, len(cands))
 		once := pageFP
 		if chunk > 0 {
 			once = pageFP + ":" + strconv.Itoa(chunk)
 		}
-		res, err := r.filter.Admit(ctx, dedup.Batch{
-			Candidates: part,
-			Stats:      r.keys.Stats(), NewField: cluster.StatRouted, DupField: cluster.StatDuplicates,
-			OnceKey: r.keys.Committed(round), OnceMember: once,
-		})
-		if err != nil {
-			return fmt.Errorf("admit %d detail links: %w", len(part), err)
+		b := dedup.Batch{Candidates: cands[start:end], OnceKey: r.keys.Committed(round), OnceMember: once}
+		if _, err := r.admitBatch(ctx, b, slaves[start:end], woken); err != nil {
+			return err
 		}
-		fresh := 0
-		for i, isNew := range res.New {
-			if isNew {
-				fresh++
-				woken[slaves[start+i]] = true
-			}
-		}
-		r.m.deps.Metrics.Node(metrics.RoleMaster, 0).Dedup().Admitted(r.name, fresh, len(res.New)-fresh)
 		if len(cands) == 0 {
 			break
 		}
 	}
 	return nil
+}
+
+// admitOnce admits the item links of several pages in one script call,
+// under the pages' once-guards: it reports true, and changes nothing, if
+// any of them was admitted already. At most admitChunk links.
+func (r *jobRunner) admitOnce(ctx context.Context, round int64, once []string, cands []dedup.Candidate, slaves []int) (bool, error) {
+	woken := map[int]bool{}
+	defer func() { go r.m.wakeSlaves(context.WithoutCancel(ctx), woken) }()
+	return r.admitBatch(ctx, dedup.Batch{Candidates: cands, OnceKey: r.keys.Committed(round), OnceMembers: once}, slaves, woken)
+}
+
+// admitBatch checks one batch of detail links (its candidates and
+// once-guard set) against the dupefilter, routing and counting the new
+// ones; it notes in woken the slaves given tasks, and reports whether the
+// once-guard had been recorded before.
+func (r *jobRunner) admitBatch(ctx context.Context, b dedup.Batch, slaves []int, woken map[int]bool) (bool, error) {
+	b.Stats, b.NewField, b.DupField = r.keys.Stats(), cluster.StatRouted, cluster.StatDuplicates
+	res, err := r.filter.Admit(ctx, b)
+	if err != nil {
+		return false, fmt.Errorf("admit %d detail links: %w", len(b.Candidates), err)
+	}
+	fresh := 0
+	for i, isNew := range res.New {
+		if isNew {
+			fresh++
+			woken[slaves[i]] = true
+		}
+	}
+	r.m.deps.Metrics.Node(metrics.RoleMaster, 0).Dedup().Admitted(r.name, fresh, len(res.New)-fresh)
+	return res.AlreadyApplied, nil
 }
 
 // candidate builds the task for one item link, routed with the table to

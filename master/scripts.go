@@ -32,13 +32,14 @@ func (jobGone) Is(target error) bool { return target == errFenced }
 var codes = luascript.Codes{"FENCED": errFenced, "GONE": errJobGone}
 
 var (
-	startRoundScript = luascript.Load(luaFiles, "lua/fence.lua", "lua/start_round.lua")
-	seedScript       = luascript.Load(luaFiles, "lua/fence.lua", "lua/kinds.lua", "lua/seed.lua")
-	commitListScript = luascript.Load(luaFiles, "lua/fence.lua", "lua/commit_list.lua")
-	queueNextScript  = luascript.Load(luaFiles, "lua/fence.lua", "lua/kinds.lua", "lua/queue_next.lua")
-	finishScript     = luascript.Load(luaFiles, "lua/fence.lua", "lua/finish.lua")
-	cancelScript     = luascript.Load(luaFiles, "lua/fence.lua", "lua/kinds.lua", "lua/cancel.lua")
-	acquireScript    = luascript.Load(luaFiles, "lua/acquire.lua")
-	renewScript      = luascript.Load(luaFiles, "lua/renew.lua")
-	releaseScript    = luascript.Load(luaFiles, "lua/release.lua")
+	startRoundScript  = luascript.Load(luaFiles, "lua/fence.lua", "lua/start_round.lua")
+	seedScript        = luascript.Load(luaFiles, "lua/fence.lua", "lua/kinds.lua", "lua/seed.lua")
+	commitListScript  = luascript.Load(luaFiles, "lua/fence.lua", "lua/commit_list.lua")
+	commitFoundScript = luascript.Load(luaFiles, "lua/fence.lua", "lua/commit_found.lua")
+	queueNextScript   = luascript.Load(luaFiles, "lua/fence.lua", "lua/kinds.lua", "lua/queue_next.lua")
+	finishScript      = luascript.Load(luaFiles, "lua/fence.lua", "lua/finish.lua")
+	cancelScript      = luascript.Load(luaFiles, "lua/fence.lua", "lua/kinds.lua", "lua/cancel.lua")
+	acquireScript     = luascript.Load(luaFiles, "lua/acquire.lua")
+	renewScript       = luascript.Load(luaFiles, "lua/renew.lua")
+	releaseScript     = luascript.Load(luaFiles, "lua/release.lua")
 )
