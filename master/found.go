@@ -117,6 +117,7 @@ func (r *jobRunner) routeFoundGroup(ctx context.Context, round int64, group []fo
 	var cands []dedup.Candidate
 	var slaves []int
 	var once []string
+	inGroup := map[string]bool{} // a page sent twice is admitted once
 	commits := make([]foundCommit, len(group))
 	for i, e := range group {
 		counters := kindCounters(e.f.Kind, e.f.RuleFound, e.f.Empty)
@@ -127,7 +128,8 @@ func (r *jobRunner) routeFoundGroup(ctx context.Context, round int64, group []fo
 			settle(err)
 			return
 		}
-		if !admitted[i] {
+		if !admitted[i] && !inGroup[members[i]] {
+			inGroup[members[i]] = true
 			cands, slaves, once = append(cands, c...), append(slaves, s...), append(once, members[i])
 		}
 		commits[i] = foundCommit{entry: e.d.Entry, counters: counters}
