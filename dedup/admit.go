@@ -31,7 +31,8 @@ type Batch struct {
 	Candidates []Candidate
 	// Stats is an optional hash: NewField is incremented by the number of
 	// new candidates and DupField by the number of duplicates (either may
-	// be ""), and each new candidate's Counter by one.
+	// be "", or name several fields, space-separated), and each new
+	// candidate's Counter by one.
 	Stats              string
 	NewField, DupField string
 	// OnceKey and OnceMember are an optional idempotency guard: if

@@ -57,7 +57,9 @@ type foundEntry struct {
 // its links to the dupefilter and one commit (routeFoundGroup), not two
 // script calls an entry: a crawl whose item pages hold links sends about
 // one an item. An entry that does not decode, was delivered too often, or
-// holds more links than a group takes, is routed on its own.
+// holds more links than a group takes, is routed on its own; so is every
+// entry of a job of several item kinds, whose links are admitted kind by
+// kind.
 func (r *jobRunner) routeFoundBatch(ctx context.Context, round int64, ds []queue.Delivery) {
 	var group []foundEntry
 	links := 0
@@ -73,7 +75,7 @@ func (r *jobRunner) routeFoundBatch(ctx context.Context, round int64, ds []queue
 		if err == nil {
 			fl, err = r.foundLinks(f)
 		}
-		if err != nil || d.Count > r.m.opts.MaxDeliveries || len(fl) > admitChunk {
+		if err != nil || d.Count > r.m.opts.MaxDeliveries || len(fl) > admitChunk || r.byKind != nil {
 			r.settleFound(ctx, d, r.routeFound(ctx, round, d))
 			continue
 		}
@@ -123,7 +125,7 @@ func (r *jobRunner) routeFoundGroup(ctx context.Context, round int64, group []fo
 		counters := kindCounters(e.f.Kind, e.f.RuleFound, e.f.Empty)
 		page := cluster.ListPage{URL: e.f.Page}
 		items := r.splitLinks(page, e.links, &next)
-		c, s, err := r.candidates(ctx, table, round, page.URL, items, counters)
+		c, s, _, err := r.candidates(ctx, table, round, page.URL, items, counters)
 		if err != nil {
 			settle(err)
 			return

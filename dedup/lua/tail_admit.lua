@@ -1,7 +1,8 @@
 -- Admit: check and insert, then enqueue the new candidates, count, and
 -- record the once-guard, all in this one script.
 -- Tail keys after the mode keys: Stats (if any), OnceKey (if any), then the
--- distinct queue keys. Tail args: NewField, DupField, OnceMember (or
+-- distinct queue keys. Tail args: NewField, DupField (each '' or one
+-- field or several, space-separated), OnceMember (or
 -- several, one a line: if any is recorded, nothing changes), hasStats,
 -- hasOnce, the duplicates the caller found in its own copies of the slices
 -- (not passed as candidates), then per candidate passed: queue index (0 =
@@ -56,11 +57,15 @@ for q, payloads in pairs(queued) do
   end
 end
 local ndup = nfp - nnew + resolved
-if statsKey and newField ~= '' and nnew > 0 then
-  redis.call('HINCRBY', statsKey, newField, nnew)
+if statsKey and nnew > 0 then
+  for field in string.gmatch(newField, '%S+') do
+    redis.call('HINCRBY', statsKey, field, nnew)
+  end
 end
-if statsKey and dupField ~= '' and ndup > 0 then
-  redis.call('HINCRBY', statsKey, dupField, ndup)
+if statsKey and ndup > 0 then
+  for field in string.gmatch(dupField, '%S+') do
+    redis.call('HINCRBY', statsKey, field, ndup)
+  end
 end
 if onceKey then
   for member in string.gmatch(onceMember, '[^\n]+') do
