@@ -11,8 +11,8 @@ import (
 // KindCounts are one page kind's counters. Once the job is finished,
 // Discovered = Stored + Failed + Skipped + Duplicates + Cancelled, as for
 // the job. A list kind's pages are stored when read (their links routed);
-// an item kind's are the job's items. With more than one item kind, the
-// item kinds' counters are the job's and are not given per kind.
+// an item kind's are the job's items. With more than one item kind, each
+// item kind's counters are its own, and they add up to the job's.
 type KindCounts struct {
 	Discovered int64 `json:"discovered"`
 	Stored     int64 `json:"stored"`
@@ -49,6 +49,19 @@ func kindStatus(spec *cluster.JobSpec, stats map[string]string, c Counters) (map
 	if len(items) == 1 {
 		out[items[0]] = KindCounts{Discovered: c.Discovered, Stored: c.Stored, Failed: c.Failed,
 			Skipped: c.Skipped, Duplicates: c.Duplicates, Cancelled: c.Cancelled}
+	}
+	if len(items) > 1 {
+		for _, name := range items {
+			stat := func(s string) int64 { return n(cluster.KindStat(name, s)) }
+			out[name] = KindCounts{
+				Discovered: stat(cluster.KindRouted) + stat(cluster.KindDuplicates),
+				Stored:     stat(cluster.KindStored),
+				Failed:     stat(cluster.KindFailed) - stat(cluster.KindRecovered),
+				Skipped:    stat(cluster.KindSkipped),
+				Duplicates: stat(cluster.KindDuplicates),
+				Cancelled:  stat(cluster.KindCancelled),
+			}
+		}
 	}
 	return out, kindWarnings(kinds, n, kindRule)
 }

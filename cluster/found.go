@@ -3,6 +3,7 @@ package cluster
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strconv"
 )
 
@@ -66,6 +67,31 @@ const (
 	KindDuplicates = "duplicates"
 	KindCancelled  = "cancelled"
 )
+
+// Per-kind counters of an item kind's pages, kept when a job has more
+// than one item kind (with one, the job's counters are the kind's): its
+// links admitted are routed or duplicates, so discovered = routed +
+// duplicates; each routed page ends stored, failed, skipped or
+// cancelled. Recovered counts the pages that left failed (stored or
+// skipped when client retry-failed tried them again): the kind's failed
+// is failed − recovered.
+const (
+	KindRouted    = "routed"
+	KindStored    = "stored"
+	KindRecovered = "recovered"
+)
+
+// ItemKindNames are the names of the job's item kinds, sorted.
+func (s *JobSpec) ItemKindNames() []string {
+	var out []string
+	for name, k := range s.PageKinds() {
+		if k.Item {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
 
 // KindStatPrefix starts every per-kind counter's stats field.
 const KindStatPrefix = "kind:"

@@ -3,6 +3,7 @@ package dedup
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/crawler-dev/crawler/canon"
 )
@@ -30,13 +31,27 @@ type Batch struct {
 	Candidates []Candidate
 	// Stats is an optional hash: NewField is incremented by the number of
 	// new candidates and DupField by the number of duplicates (either may
-	// be ""), and each new candidate's Counter by one.
+	// be "", or name several fields, space-separated), and each new
+	// candidate's Counter by one.
 	Stats              string
 	NewField, DupField string
 	// OnceKey and OnceMember are an optional idempotency guard: if
 	// OnceMember is already in the SET OnceKey, Admit changes nothing and
 	// reports AlreadyApplied; otherwise it adds it in the same script.
 	OnceKey, OnceMember string
+	// OnceMembers, when set instead of OnceMember, are several guards of
+	// one batch (the links of several pages): if any is in OnceKey, Admit
+	// changes nothing and reports AlreadyApplied; otherwise it adds them
+	// all. No member may hold a newline.
+	OnceMembers []string
+}
+
+// onceArg is the once-guard's script argument: its members, one a line.
+func (b Batch) onceArg() string {
+	if len(b.OnceMembers) > 0 {
+		return strings.Join(b.OnceMembers, "\n")
+	}
+	return b.OnceMember
 }
 
 // Result is Admit's answer.
@@ -75,7 +90,7 @@ func (f *Filter) Admit(ctx context.Context, b Batch) (Result, error) {
 // arguments as lua/tail_admit.lua reads them, for the candidates p passes.
 func admitTail(b Batch, p plan) ([]string, []any) {
 	var keys []string
-	args := []any{b.NewField, b.DupField, b.OnceMember, flag(b.Stats != ""), flag(b.OnceKey != ""), p.resolved}
+	args := []any{b.NewField, b.DupField, b.onceArg(), flag(b.Stats != ""), flag(b.OnceKey != ""), p.resolved}
 	if b.Stats != "" {
 		keys = append(keys, b.Stats)
 	}

@@ -3,10 +3,12 @@ package master
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"go.uber.org/zap"
 
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/dedup"
 	"github.com/crawler-dev/crawler/extract"
 	"github.com/crawler-dev/crawler/queue"
 )
@@ -35,14 +37,135 @@ func (r *jobRunner) drainFound(ctx context.Context, round int64) error {
 			sleep(ctx, r.m.opts.Tick)
 			continue
 		}
-		for _, d := range entries {
-			r.settleFound(ctx, d, r.routeFound(ctx, round, d))
-		}
+		r.routeFoundBatch(ctx, round, entries)
 		if len(entries) == 0 {
 			sleep(ctx, idleWait/4)
 		}
 	}
 	return nil
+}
+
+// foundEntry is a Found entry taken, decoded, with the links to route.
+type foundEntry struct {
+	d     queue.Delivery
+	f     cluster.FoundLinks
+	links []extract.Link
+}
+
+// routeFoundBatch routes a take of Found entries. They are routed in
+// groups of at most admitChunk item links, each with one admission of all
+// its links to the dupefilter and one commit (routeFoundGroup), not two
+// script calls an entry: a crawl whose item pages hold links sends about
+// one an item. An entry that does not decode, was delivered too often, or
+// holds more links than a group takes, is routed on its own; so is every
+// entry of a job of several item kinds, whose links are admitted kind by
+// kind.
+func (r *jobRunner) routeFoundBatch(ctx context.Context, round int64, ds []queue.Delivery) {
+	var group []foundEntry
+	links := 0
+	flush := func() {
+		if len(group) > 0 {
+			r.routeFoundGroup(ctx, round, group)
+		}
+		group, links = nil, 0
+	}
+	for _, d := range ds {
+		f, err := cluster.DecodeFoundLinks(d.Entry)
+		var fl []extract.Link
+		if err == nil {
+			fl, err = r.foundLinks(f)
+		}
+		if err != nil || d.Count > r.m.opts.MaxDeliveries || len(fl) > admitChunk || r.byKind != nil {
+			r.settleFound(ctx, d, r.routeFound(ctx, round, d))
+			continue
+		}
+		if links+len(fl) > admitChunk {
+			flush()
+		}
+		group, links = append(group, foundEntry{d: d, f: f, links: fl}), links+len(fl)
+	}
+	flush()
+}
+
+// routeFoundGroup routes a group of Found entries as routeFound routes
+// each: their list-kind links to the frontier, their item links through the
+// dupefilter in one admission whose once-guards are the pages' (so the
+// links of a page are admitted once per round however often they come, in
+// whichever group), then commits them in one script call. Pages whose
+// links were admitted already are read first and left out of the
+// admission; should one be admitted meanwhile all the same, the group is
+// routed an entry at a time instead.
+func (r *jobRunner) routeFoundGroup(ctx context.Context, round int64, group []foundEntry) {
+	settle := func(err error) {
+		for _, e := range group {
+			r.settleFound(ctx, e.d, err)
+		}
+	}
+	members := make([]string, len(group))
+	for i, e := range group {
+		members[i] = "found:" + pageOnce(e.f.Page)
+	}
+	admitted, err := r.m.deps.Redis.SMIsMember(ctx, r.keys.Committed(round), anys(members)...).Result()
+	if err != nil {
+		settle(fmt.Errorf("read which found links were admitted: %w", err))
+		return
+	}
+	table := r.m.liveRoutes()
+	if table == nil {
+		settle(errors.New("no live slave to route to"))
+		return
+	}
+	var next []pageRef
+	var cands []dedup.Candidate
+	var slaves []int
+	var once []string
+	inGroup := map[string]bool{} // a page sent twice is admitted once
+	commits := make([]foundCommit, len(group))
+	for i, e := range group {
+		counters := kindCounters(e.f.Kind, e.f.RuleFound, e.f.Empty)
+		page := cluster.ListPage{URL: e.f.Page}
+		items := r.splitLinks(page, e.links, &next)
+		c, s, _, err := r.candidates(ctx, table, round, page.URL, items, counters)
+		if err != nil {
+			settle(err)
+			return
+		}
+		if !admitted[i] && !inGroup[members[i]] {
+			inGroup[members[i]] = true
+			cands, slaves, once = append(cands, c...), append(slaves, s...), append(once, members[i])
+		}
+		commits[i] = foundCommit{entry: e.d.Entry, counters: counters}
+	}
+	if err := r.frontier.queueNext(ctx, round, next); err != nil {
+		settle(err)
+		return
+	}
+	if len(next) > 0 {
+		r.nudge()
+	}
+	if len(cands) > 0 {
+		applied, err := r.admitOnce(ctx, round, once, cands, slaves)
+		if err != nil {
+			settle(err)
+			return
+		}
+		if applied {
+			for _, e := range group {
+				r.settleFound(ctx, e.d, r.routeFound(ctx, round, e.d))
+			}
+			return
+		}
+	}
+	settle(r.frontier.commitFoundBatch(ctx, commits))
+}
+
+// anys converts strings to the arguments of a Redis command.
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }
 
 // routeFound routes one Found entry and commits it with the counters of

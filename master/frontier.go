@@ -100,6 +100,38 @@ func (f *frontier) commitFound(ctx context.Context, round int64, member string, 
 	return f.commitOn(ctx, keys, member, counters, nil)
 }
 
+// foundCommit is one Found entry of a batch to commit, with the counters
+// it adds.
+type foundCommit struct {
+	entry    string
+	counters map[string]int64
+}
+
+// commitFoundBatch finishes several Found entries in one script call, as
+// commitFound finishes each.
+func (f *frontier) commitFoundBatch(ctx context.Context, batch []foundCommit) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	keys := []string{f.keys.FoundActive(), f.keys.Found(), f.keys.Stats(), f.keys.FoundAttempts()}
+	args := make([]any, 0, 1+5*len(batch))
+	args = append(args, len(batch))
+	for _, c := range batch {
+		args = append(args, c.entry)
+		for _, field := range queue.AttemptFields(c.entry) {
+			args = append(args, field)
+		}
+		args = append(args, len(c.counters))
+		for name, n := range c.counters {
+			args = append(args, name, n)
+		}
+	}
+	if err := f.run(ctx, commitFoundScript, keys, args...).Err(); err != nil {
+		return fmt.Errorf("commit %d found entries: %w", len(batch), codes.Translate(err))
+	}
+	return nil
+}
+
 // commitOn runs the commit script on a leased list's keys.
 func (f *frontier) commitOn(ctx context.Context, keys []string, member string, counters map[string]int64, next []pageRef) error {
 	args := make([]any, 0, 4+2*len(counters)+2*len(next))

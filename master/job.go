@@ -31,9 +31,13 @@ type jobRunner struct {
 	filter   *dedup.Filter
 	frontier *frontier
 	queues   *queue.Queue
-	lists    *queue.Leased    // the frontier as a leased list
-	found    *queue.Leased    // the links slaves found on item pages
-	rules    *extract.Rules   // the job's page kinds, compiled
+	lists    *queue.Leased  // the frontier as a leased list
+	found    *queue.Leased  // the links slaves found on item pages
+	rules    *extract.Rules // the job's page kinds, compiled
+	// byKind names the job's item kinds when it has more than one: their
+	// links are admitted and counted kind by kind (nil: the job's counters
+	// are its one item kind's).
+	byKind   []string
 	dl       *downloader.Job  // the job's request settings, cookies and robots.txt
 	lost     atomic.Bool      // a commit found the fence taken: another master owns the job
 	balanced *assign.Snapshot // the live slave table the queued tasks were last balanced over
@@ -116,6 +120,9 @@ func (r *jobRunner) load(ctx context.Context) error {
 		return fmt.Errorf("job %s: %w", r.name, err)
 	}
 	r.spec, r.filter, r.dl, r.rules = spec, filter, dl, rules
+	if names := spec.ItemKindNames(); len(names) > 1 && !spec.ShortForm() {
+		r.byKind = names
+	}
 	r.frontier = &frontier{rdb: r.m.deps.Redis, keys: r.keys, maxSlaves: r.m.opts.MaxSlaves, fence: r.fence,
 		itemKinds: itemKinds(spec, rules)}
 	r.queues = queue.New(r.m.deps.Redis, r.keys)

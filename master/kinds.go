@@ -31,6 +31,20 @@ func pageOnce(url string) string {
 // dupefilter does not count (offsite links, robots.txt).
 func (r *jobRunner) route(ctx context.Context, round int64, page cluster.ListPage, once string, links []extract.Link, counters map[string]int64) error {
 	var next []pageRef
+	items := r.splitLinks(page, links, &next)
+	if err := r.frontier.queueNext(ctx, round, next); err != nil {
+		return err
+	}
+	if len(next) > 0 {
+		r.nudge()
+	}
+	return r.admitLinks(ctx, round, page.URL, once, items, counters)
+}
+
+// splitLinks returns the links found on page that lead to pages of an item
+// kind, and appends those of a list kind to next, one level deeper
+// (within max_depth and the allowed domains).
+func (r *jobRunner) splitLinks(page cluster.ListPage, links []extract.Link, next *[]pageRef) []extract.Link {
 	var items []extract.Link
 	depth := page.Depth + 1
 	for _, l := range links {
@@ -43,14 +57,10 @@ func (r *jobRunner) route(ctx context.Context, round int64, page cluster.ListPag
 			if l.Kind != cluster.KindStart {
 				p.Kind = l.Kind
 			}
-			next = append(next, pageRef{fp: pageOnce(l.URL), page: p})
+			*next = append(*next, pageRef{fp: pageOnce(l.URL), page: p})
 		}
 	}
-	if err := r.frontier.queueNext(ctx, round, next); err != nil {
-		return err
-	}
-	r.nudge()
-	return r.admitLinks(ctx, round, page.URL, once, items, counters)
+	return items
 }
 
 // routeEntry settles a frontier entry that is not fetched as a list page:

@@ -185,26 +185,56 @@ func (r *jobRunner) admitLinks(ctx context.Context, round int64, referer, once s
 	if table == nil {
 		return errors.New("no live slave to route to")
 	}
+	cands, slaves, kinds, err := r.candidates(ctx, table, round, referer, links, counters)
+	if err != nil {
+		return err
+	}
+	if r.byKind == nil {
+		return r.admit(ctx, round, once, "", cands, slaves)
+	}
+	for _, kind := range r.byKind { // each kind admitted and counted apart, under a once-guard of its own
+		var kc []dedup.Candidate
+		var ks []int
+		for i, c := range cands {
+			if kinds[i] == kind {
+				kc, ks = append(kc, c), append(ks, slaves[i])
+			}
+		}
+		if len(kc) > 0 {
+			if err := r.admit(ctx, round, once+":"+kind, kind, kc, ks); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// candidates builds the tasks of the item links found on the page at
+// referer, each with the slave it is routed to and its kind; links off
+// the allowed domains or disallowed by robots.txt are left out and
+// counted in counters.
+func (r *jobRunner) candidates(ctx context.Context, table *assign.Snapshot, round int64, referer string, links []extract.Link, counters map[string]int64) ([]dedup.Candidate, []int, []string, error) {
 	var cands []dedup.Candidate
 	var slaves []int // each candidate's slave
+	var kinds []string
 	for _, l := range links {
 		if !r.allowed(l.URL) {
 			counters[cluster.StatOffsite]++
 			continue
 		}
 		if ok, err := r.dl.Allowed(ctx, l.URL); err != nil {
-			return err
+			return nil, nil, nil, err
 		} else if !ok {
 			counters[cluster.StatRobots]++
 			continue
 		}
 		c, slave, err := r.candidate(table, round, referer, l)
 		if err != nil {
-			return err
+			return nil, nil, nil, err
 		}
-		cands, slaves = append(cands, c), append(slaves, slave)
+		cands, slaves, kinds = append(cands, c), append(slaves, slave), append(kinds, l.Kind)
 	}
-	return r.admit(ctx, round, once, cands, slaves)
+	return cands, slaves, kinds, nil
 }
 
 // admitChunk is the most detail links one admission script takes: a list
@@ -213,39 +243,64 @@ func (r *jobRunner) admitLinks(ctx context.Context, round int64, referer, once s
 const admitChunk = 1000
 
 // admit checks the page's detail links against the dupefilter and routes
-// the new ones, a chunk per script call. Each chunk has a once-guard of
-// its own, so a page fetched again after a crash admits no chunk twice.
-// The slaves that were given tasks are told so (wakeSlaves).
-func (r *jobRunner) admit(ctx context.Context, round int64, pageFP string, cands []dedup.Candidate, slaves []int) error {
+// the new ones, a chunk per script call, counting them in the job's
+// counters and, when kind is set, in the kind's. Each chunk has a
+// once-guard of its own, so a page fetched again after a crash admits no
+// chunk twice. The slaves that were given tasks are told so (wakeSlaves).
+func (r *jobRunner) admit(ctx context.Context, round int64, pageFP, kind string, cands []dedup.Candidate, slaves []int) error {
 	woken := map[int]bool{}
 	defer func() { go r.m.wakeSlaves(context.WithoutCancel(ctx), r.name, woken) }() // off the walk's path
 	for start, chunk := 0, 0; start < len(cands) || start == 0; start, chunk = start+admitChunk, chunk+1 {
-		part := cands[start:min(start+admitChunk, len(cands))]
+		end := min(start+admitChunk, len(cands))
 		once := pageFP
 		if chunk > 0 {
 			once = pageFP + ":" + strconv.Itoa(chunk)
 		}
-		res, err := r.filter.Admit(ctx, dedup.Batch{
-			Candidates: part,
-			Stats:      r.keys.Stats(), NewField: cluster.StatRouted, DupField: cluster.StatDuplicates,
-			OnceKey: r.keys.Committed(round), OnceMember: once,
-		})
-		if err != nil {
-			return fmt.Errorf("admit %d detail links: %w", len(part), err)
+		b := dedup.Batch{Candidates: cands[start:end], OnceKey: r.keys.Committed(round), OnceMember: once}
+		if _, err := r.admitBatch(ctx, b, kind, slaves[start:end], woken); err != nil {
+			return err
 		}
-		fresh := 0
-		for i, isNew := range res.New {
-			if isNew {
-				fresh++
-				woken[slaves[start+i]] = true
-			}
-		}
-		r.m.deps.Metrics.Node(metrics.RoleMaster, 0).Dedup().Admitted(r.name, fresh, len(res.New)-fresh)
 		if len(cands) == 0 {
 			break
 		}
 	}
 	return nil
+}
+
+// admitOnce admits the item links of several pages in one script call,
+// under the pages' once-guards: it reports true, and changes nothing, if
+// any of them was admitted already. At most admitChunk links, of a job
+// with one item kind.
+func (r *jobRunner) admitOnce(ctx context.Context, round int64, once []string, cands []dedup.Candidate, slaves []int) (bool, error) {
+	woken := map[int]bool{}
+	defer func() { go r.m.wakeSlaves(context.WithoutCancel(ctx), r.name, woken) }()
+	return r.admitBatch(ctx, dedup.Batch{Candidates: cands, OnceKey: r.keys.Committed(round), OnceMembers: once}, "", slaves, woken)
+}
+
+// admitBatch checks one batch of detail links (its candidates and
+// once-guard set) against the dupefilter, routing the new ones and
+// counting them (in kind's counters too, when set); it notes in woken the
+// slaves given tasks, and reports whether the once-guard had been
+// recorded before.
+func (r *jobRunner) admitBatch(ctx context.Context, b dedup.Batch, kind string, slaves []int, woken map[int]bool) (bool, error) {
+	b.Stats, b.NewField, b.DupField = r.keys.Stats(), cluster.StatRouted, cluster.StatDuplicates
+	if kind != "" {
+		b.NewField += " " + cluster.KindStat(kind, cluster.KindRouted)
+		b.DupField += " " + cluster.KindStat(kind, cluster.KindDuplicates)
+	}
+	res, err := r.filter.Admit(ctx, b)
+	if err != nil {
+		return false, fmt.Errorf("admit %d detail links: %w", len(b.Candidates), err)
+	}
+	fresh := 0
+	for i, isNew := range res.New {
+		if isNew {
+			fresh++
+			woken[slaves[i]] = true
+		}
+	}
+	r.m.deps.Metrics.Node(metrics.RoleMaster, 0).Dedup().Admitted(r.name, fresh, len(res.New)-fresh)
+	return res.AlreadyApplied, nil
 }
 
 // candidate builds the task for one item link, routed with the table to

@@ -136,20 +136,20 @@ func TestJobRunner_admitOnce(t *testing.T) {
 		return routed, dups, f.rdb.LLen(f.ctx, f.jk.Queue(0)).Val() + f.rdb.LLen(f.ctx, f.jk.Queue(1)).Val()
 	}
 	for i := 0; i < 2; i++ { // fetched again after a crash before its commit
-		if err := r.admit(f.ctx, 1, "page-a", cands, slaves); err != nil {
+		if err := r.admit(f.ctx, 1, "page-a", "", cands, slaves); err != nil {
 			t.Fatalf("admit %d: %v", i, err)
 		}
 		if routed, dups, queued := counts(); routed != int64(n) || dups != 0 || queued != int64(n) {
 			t.Fatalf("after admission %d: routed %d, duplicates %d, queued %d; want %d routed and queued once", i, routed, dups, queued, n)
 		}
 	}
-	if err := r.admit(f.ctx, 1, "page-b", cands[:10], slaves[:10]); err != nil {
+	if err := r.admit(f.ctx, 1, "page-b", "", cands[:10], slaves[:10]); err != nil {
 		t.Fatal(err)
 	}
 	if routed, dups, queued := counts(); routed != int64(n) || dups != 10 || queued != int64(n) {
 		t.Errorf("another page's same links: routed %d, duplicates %d, queued %d; want 10 duplicates, nothing new", routed, dups, queued)
 	}
-	if err := r.admit(f.ctx, 2, "page-a", cands[:10], slaves[:10]); err != nil {
+	if err := r.admit(f.ctx, 2, "page-a", "", cands[:10], slaves[:10]); err != nil {
 		t.Fatal(err)
 	}
 	if _, dups, _ := counts(); dups != 20 {

@@ -80,7 +80,7 @@ func TestJobRunner_wakesSlaves(t *testing.T) {
 	if err != nil || slave != 3 {
 		t.Fatalf("candidate: slave %d, %v; want 3, the only one live", slave, err)
 	}
-	if err := r.admit(f.ctx, 1, "page", []dedup.Candidate{c}, []int{slave}); err != nil {
+	if err := r.admit(f.ctx, 1, "page", "", []dedup.Candidate{c}, []int{slave}); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -119,8 +119,8 @@ func (c *committer) commit(ctx context.Context, batch []pendingItem) {
 				continue
 			}
 		}
-		c.s.acks.add(p.w.job, queue.Outcome{Task: p.w.raw, FP: p.w.task.FP, Retried: p.w.task.Retry,
-			NearDuplicate: p.item.NearDuplicateOf != "", Retries: p.retries, Counts: p.w.counts()})
+		c.s.acks.add(p.w.job, p.w.job.kindCounts(p.w.task, queue.Outcome{Task: p.w.raw, FP: p.w.task.FP, Retried: p.w.task.Retry,
+			NearDuplicate: p.item.NearDuplicateOf != "", Retries: p.retries, Counts: p.w.counts()}))
 	}
 }
 

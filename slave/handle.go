@@ -96,7 +96,7 @@ func (s *Slave) settle(ctx context.Context, w *work, f store.Failure, out queue.
 		s.noteFailure(ctx, f)
 	}
 	out.Task, out.FP, out.Retried = w.raw, w.task.FP, w.task.Retry
-	s.acks.add(w.job, out)
+	s.acks.add(w.job, w.job.kindCounts(w.task, out))
 }
 
 // letGo gives up on finishing a task for a reason that is not the page's

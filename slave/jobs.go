@@ -28,6 +28,7 @@ type job struct {
 	near      *neardup.Index
 	rules     *extract.Rules  // its page kinds, compiled
 	dl        *downloader.Job // its request settings, cookies and robots.txt
+	byKind    bool            // it has several item kinds, its tasks counted by kind too
 	// stopped ends when the job stops running here (client cancel asked to
 	// stop it, or it finished): its requests not yet sent are abandoned.
 	stopped context.Context
@@ -172,7 +173,8 @@ func (s *jobSet) load(ctx context.Context, name, submitted string) (*job, error)
 		return nil, fmt.Errorf("job %s: %w", name, err)
 	}
 	j = &job{name: name, submitted: submitted, spec: spec, keys: jk, rules: rules,
-		queue: queue.New(s.rdb, jk).Slave(s.slave), near: near, dl: dl}
+		queue: queue.New(s.rdb, jk).Slave(s.slave), near: near, dl: dl,
+		byKind: !spec.ShortForm() && len(spec.ItemKindNames()) > 1}
 	j.stopped, j.stop = context.WithCancel(context.Background())
 	s.mu.Lock()
 	s.byName[name] = j

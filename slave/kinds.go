@@ -9,6 +9,7 @@ import (
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/extract"
 	"github.com/crawler-dev/crawler/fetch"
+	"github.com/crawler-dev/crawler/queue"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -94,4 +95,30 @@ func (j *job) itemKindName(t cluster.Task) string {
 		return ""
 	}
 	return t.ItemKind()
+}
+
+// kindCounts adds to an outcome of task t the per-kind stats fields it
+// counts in, in a job of several item kinds (with one, the job's counters
+// are the kind's): stored, failed or skipped, as the job's; and recovered
+// when a page client retry-failed tried again leaves failed (a page
+// failed again stays failed, counted once).
+func (j *job) kindCounts(t cluster.Task, o queue.Outcome) queue.Outcome {
+	if !j.byKind {
+		return o
+	}
+	kind := t.ItemKind()
+	switch {
+	case o.Failed && o.Retried:
+		return o
+	case o.Failed:
+		o.Counts = append(o.Counts, cluster.KindStat(kind, cluster.KindFailed))
+	case o.Skipped != "":
+		o.Counts = append(o.Counts, cluster.KindStat(kind, cluster.KindSkipped))
+	default:
+		o.Counts = append(o.Counts, cluster.KindStat(kind, cluster.KindStored))
+	}
+	if o.Retried {
+		o.Counts = append(o.Counts, cluster.KindStat(kind, cluster.KindRecovered))
+	}
+	return o
 }

@@ -29,6 +29,8 @@ func TestBenchCommands_flagErrors(t *testing.T) {
 		{newBenchReportCmd, []string{"--redis-server", "/nonexistent/redis-server", "--quick"}, "redis server:"},
 		{newBenchSiteCmd, []string{"--crawlers", "cluster,scrapy"}, "--crawlers: scrapy is not cluster, run or colly"},
 		{newBenchSiteCmd, []string{"--rounds", "0"}, "--rounds: 0 is outside 1..100"},
+		{newBenchKindsCmd, []string{"--pages", "0"}, "--pages: 0 is outside 1..1000000"},
+		{newBenchKindsCmd, []string{"--per-page", "0"}, "--per-page: 0 is outside 1..10000"},
 	} {
 		cmd := tc.cmd()
 		var out bytes.Buffer

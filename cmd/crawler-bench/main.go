@@ -1,6 +1,7 @@
 // Command crawler-bench measures the crawler: the dupefilter, the
 // assigner, crawls of real master and slave processes, the one-site
-// comparison with colly, an idle cluster, memory, the proxy pool, and
+// comparison with colly, the crawl model of page kinds beside two kinds,
+// an idle cluster, memory, the proxy pool, and
 // the report that writes docs/benchmarks.md (`make bench`).
 //
 // It is a binary of its own so that the crawler users run holds no
@@ -43,13 +44,14 @@ func newRootCmd() *cobra.Command {
   crawler-bench dedup --redis redis://127.0.0.1:6379/0 --format md
   crawler-bench assign --slots 64 --slaves 10 --keys 1000000
   crawler-bench crawl --details 4000 --slaves 1,2,4,8 --hosts 8
+  crawler-bench kinds --pages 4000                           # the shop with page kinds beside two kinds
   crawler-bench report -o docs/benchmarks.md     # all of them, each on a Redis of its own (make bench)`,
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringVar(&crawlerFlag, "crawler", "",
 		"the crawler executable the benchmarks start as masters and slaves (default: crawler beside this binary, else on $PATH)")
 	root.AddCommand(newBenchDedupCmd(), newBenchAssignCmd(), newBenchCrawlCmd(), newBenchProxyCmd(),
-		newBenchIdleCmd(), newBenchMemoryCmd(), newBenchRoundTripsCmd(), newBenchReportCmd(), newBenchSiteCmd())
+		newBenchIdleCmd(), newBenchMemoryCmd(), newBenchRoundTripsCmd(), newBenchReportCmd(), newBenchSiteCmd(), newBenchKindsCmd())
 	return root
 }
 

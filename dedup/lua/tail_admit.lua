@@ -1,7 +1,9 @@
 -- Admit: check and insert, then enqueue the new candidates, count, and
 -- record the once-guard, all in this one script.
 -- Tail keys after the mode keys: Stats (if any), OnceKey (if any), then the
--- distinct queue keys. Tail args: NewField, DupField, OnceMember, hasStats,
+-- distinct queue keys. Tail args: NewField, DupField (each '' or one
+-- field or several, space-separated), OnceMember (or
+-- several, one a line: if any is recorded, nothing changes), hasStats,
 -- hasOnce, the duplicates the caller found in its own copies of the slices
 -- (not passed as candidates), then per candidate passed: queue index (0 =
 -- none, else 1-based among the queue keys), payload, counter field ('' =
@@ -15,8 +17,10 @@ if ARGV[tail + 3] == '1' then
 end
 if ARGV[tail + 4] == '1' then
   onceKey, kpos = KEYS[kpos], kpos + 1
-  if redis.call('SISMEMBER', onceKey, onceMember) == 1 then
-    return {1, '', -1}
+  for member in string.gmatch(onceMember, '[^\n]+') do
+    if redis.call('SISMEMBER', onceKey, member) == 1 then
+      return {1, '', -1}
+    end
   end
 end
 
@@ -53,13 +57,19 @@ for q, payloads in pairs(queued) do
   end
 end
 local ndup = nfp - nnew + resolved
-if statsKey and newField ~= '' and nnew > 0 then
-  redis.call('HINCRBY', statsKey, newField, nnew)
+if statsKey and nnew > 0 then
+  for field in string.gmatch(newField, '%S+') do
+    redis.call('HINCRBY', statsKey, field, nnew)
+  end
 end
-if statsKey and dupField ~= '' and ndup > 0 then
-  redis.call('HINCRBY', statsKey, dupField, ndup)
+if statsKey and ndup > 0 then
+  for field in string.gmatch(dupField, '%S+') do
+    redis.call('HINCRBY', statsKey, field, ndup)
+  end
 end
 if onceKey then
-  redis.call('SADD', onceKey, onceMember)
+  for member in string.gmatch(onceMember, '[^\n]+') do
+    redis.call('SADD', onceKey, member)
+  end
 end
 return {0, flags(isNew, nfp), granule}

@@ -177,6 +177,12 @@ type CrawlResult struct {
 	// MasterPeakRSS and SlavePeakRSS are the peak resident sets (VmHWM)
 	// of the master and of the largest slave, in bytes.
 	MasterPeakRSS, SlavePeakRSS int64
+	// Status is the job's status once finished: its counters, and each
+	// page kind's.
+	Status client.Status
+	// Label names the result's column in the breakdown tables; empty
+	// names it by its slaves.
+	Label string
 }
 
 // PagesPerSecond is the crawl's throughput over the whole job.
@@ -223,15 +229,15 @@ func crawlOnce(ctx context.Context, opts CrawlOptions, slaves int) (CrawlResult,
 	job := demosite.Job{Name: "bench", Seeds: sites.seeds(opts.Seeds == SeedsAll), AllowedDomains: sites.hosts,
 		PerHostRPS: cluster.MaxPerHostRPS, PerHostConcurrency: cluster.MaxPerHostInFlight,
 		Capacity: max(100_000, 2*int64(details))}
-	res, err := crawlJob(ctx, opts, slaves, job)
+	res, err := crawlJob(ctx, opts, slaves, job.Name, job.YAML())
 	res.Details = details
 	return res, err
 }
 
 // crawlJob starts a master and slaves of opts' binary on opts' Redis,
-// crawls job with them and measures it; the processes and their keys are
-// gone when it returns.
-func crawlJob(ctx context.Context, opts CrawlOptions, slaves int, job demosite.Job) (res CrawlResult, err error) {
+// crawls the job of that name and job file with them and measures it; the
+// processes and their keys are gone when it returns.
+func crawlJob(ctx context.Context, opts CrawlOptions, slaves int, name, yaml string) (res CrawlResult, err error) {
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 	meter, err := newRedisMeter(opts.RedisURL, opts.scripts)
@@ -249,7 +255,7 @@ func crawlJob(ctx context.Context, opts CrawlOptions, slaves int, job demosite.J
 	if err != nil {
 		return res, err
 	}
-	res, err = measureCrawl(ctx, meter, cl, job)
+	res, err = measureCrawl(ctx, meter, cl, name, yaml)
 	res.Slaves = slaves
 	return res, err
 }
@@ -317,9 +323,10 @@ func readJob(ctx context.Context, meter redisMeter, cl *crawlCluster) (jobReadin
 	return jobReading{redis: r, procs: procs, bench: self}, err
 }
 
-// measureCrawl submits the job, waits until it is finished and measures it.
-func measureCrawl(ctx context.Context, meter redisMeter, cl *crawlCluster, job demosite.Job) (CrawlResult, error) {
-	spec, err := cluster.ParseJobSpec(strings.NewReader(job.YAML()))
+// measureCrawl submits the job of that name and job file, waits until it
+// is finished and measures it.
+func measureCrawl(ctx context.Context, meter redisMeter, cl *crawlCluster, name, yaml string) (CrawlResult, error) {
+	spec, err := cluster.ParseJobSpec(strings.NewReader(yaml))
 	if err != nil {
 		return CrawlResult{}, err
 	}
@@ -335,7 +342,7 @@ func measureCrawl(ctx context.Context, meter redisMeter, cl *crawlCluster, job d
 	if err := jobs.Submit(ctx, spec); err != nil {
 		return CrawlResult{}, err
 	}
-	progress, err := waitFinished(ctx, meter.rdb, cl, job.Name, start)
+	progress, err := waitFinished(ctx, meter.rdb, cl, name, start)
 	if err != nil {
 		return CrawlResult{}, err
 	}
@@ -349,11 +356,11 @@ func measureCrawl(ctx context.Context, meter redisMeter, cl *crawlCluster, job d
 	if res.MasterPeakRSS, res.SlavePeakRSS, err = cl.peakRSS(); err != nil {
 		return res, err
 	}
-	st, err := jobs.Status(ctx, job.Name)
+	st, err := jobs.Status(ctx, name)
 	if err != nil {
 		return res, err
 	}
-	res.ListPages, res.Failed = st.Counters.ListPages, st.Counters.Failed
+	res.ListPages, res.Failed, res.Status = st.Counters.ListPages, st.Counters.Failed, *st
 	return res, nil
 }
 

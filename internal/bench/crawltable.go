@@ -141,8 +141,12 @@ func mib(b int64) string {
 	return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
 }
 
-// runHeader names each result's column: "1 slave", "4 slaves".
+// runHeader names each result's column: its label, else "1 slave",
+// "4 slaves".
 func runHeader(r CrawlResult) string {
+	if r.Label != "" {
+		return r.Label
+	}
 	if r.Slaves == 1 {
 		return "1 slave"
 	}

@@ -331,7 +331,7 @@ func TestTap_agreesWithTheProcesses(t *testing.T) {
 	tapBefore, hookBefore := read()
 	job := demosite.Job{Name: "agree", Seeds: sites.seeds(true), AllowedDomains: sites.hosts,
 		PerHostRPS: cluster.MaxPerHostRPS, PerHostConcurrency: cluster.MaxPerHostInFlight, Capacity: 100_000}
-	if _, err := measureCrawl(ctx, meter, cl, job); err != nil {
+	if _, err := measureCrawl(ctx, meter, cl, job.Name, job.YAML()); err != nil {
 		t.Fatal(err)
 	}
 	tapAfter, hookAfter := read()

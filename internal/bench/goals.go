@@ -38,6 +38,7 @@ func (r *report) goals() Table {
 		r.perPageGoals(&t, c)
 	}
 	r.scalingGoals(&t)
+	kindsGoal(&t, r.kinds)
 	r.idleGoal(&t)
 	if m := r.memory; m != nil {
 		t.AddRow(fmt.Sprintf("slave at --concurrency %d on %s pages: peak RSS", m.Opts.Concurrency, mib(int64(m.Opts.PageBytes))),

@@ -138,7 +138,7 @@ func runSmallJob(ctx context.Context, meter redisMeter, cl *crawlCluster) error 
 	defer sites.Close()
 	job := demosite.Job{Name: "idle", Seeds: sites.seeds(true), AllowedDomains: sites.hosts,
 		PerHostRPS: cluster.MaxPerHostRPS, PerHostConcurrency: cluster.MaxPerHostInFlight, Capacity: 100_000}
-	if _, err := measureCrawl(ctx, meter, cl, job); err != nil {
+	if _, err := measureCrawl(ctx, meter, cl, job.Name, job.YAML()); err != nil {
 		return fmt.Errorf("small job: %w", err)
 	}
 	return sleepCtx(ctx, 2*settle)

@@ -34,6 +34,9 @@ type ReportOptions struct {
 	Memory MemoryOptions
 	// Site is the one-site comparison with colly; nil skips it.
 	Site *SiteOptions
+	// Kinds is the crawl model's cost, the shop beside the two-kind
+	// crawl; nil skips it.
+	Kinds *KindsOptions
 	// Progress, when set, receives a line as each benchmark starts.
 	Progress io.Writer
 }
@@ -56,9 +59,9 @@ func DefaultReportOptions() ReportOptions {
 	issue9.Slaves, issue9.Hosts = []int{1, 2, 4}, 4
 	loaded := slow
 	loaded.Slaves, loaded.Concurrency, loaded.DetailsPerSlave = []int{1, 2, 4}, 128, 6400
-	site := DefaultSiteOptions()
+	site, kinds := DefaultSiteOptions(), DefaultKindsOptions()
 	return ReportOptions{
-		RedisServer: "redis-server", RedisURL: "redis://127.0.0.1:6379/0", Site: &site,
+		RedisServer: "redis-server", RedisURL: "redis://127.0.0.1:6379/0", Site: &site, Kinds: &kinds,
 		DedupN: []int{1_000_000, 10_000_000}, Dedup: DedupOptions{Duration: 10 * time.Second},
 		Assign: AssignOptions{Keys: 1_000_000}, Crawls: []CrawlOptions{zero, slow, issue9, loaded},
 		Idle: DefaultIdleOptions(), Memory: DefaultMemoryOptions(),
@@ -75,6 +78,7 @@ func QuickReportOptions() ReportOptions {
 	o.Idle.Slaves, o.Idle.Duration = 2, 2*time.Second
 	o.Memory.Concurrency, o.Memory.PageBytes, o.Memory.Pages = 32, 1<<20, 64
 	o.Site.Details, o.Site.Rounds, o.Site.Latencies = 400, 1, []time.Duration{0}
+	o.Kinds.Pages, o.Kinds.Rounds = 400, 1
 	return o
 }
 
@@ -87,6 +91,7 @@ type report struct {
 	idle    []IdleResult
 	memory  *MemoryResult
 	site    *SiteReport
+	kinds   *KindsReport
 	scripts *scriptNames
 	redis   string // the Redis version
 }
@@ -97,7 +102,7 @@ func Report(ctx context.Context, w io.Writer, opts ReportOptions) error {
 	r := &report{opts: opts, scripts: newScriptNames()}
 	var body strings.Builder
 	r.w = &body
-	for _, section := range []func(context.Context) error{r.oneSite, r.dedup, r.assign, r.crawl, r.roundTrips, r.idleCost, r.memoryCheck} {
+	for _, section := range []func(context.Context) error{r.oneSite, r.dedup, r.assign, r.crawl, r.kindsCost, r.roundTrips, r.idleCost, r.memoryCheck} {
 		if err := section(ctx); err != nil {
 			return err
 		}
@@ -276,6 +281,32 @@ func joinInts(ns []int) string {
 		s[i] = fmt.Sprint(n)
 	}
 	return strings.Join(s, ", ")
+}
+
+// kindsCost is the crawl model's cost: the shop with page kinds beside
+// the two-kind crawl of as many pages.
+func (r *report) kindsCost(ctx context.Context) error {
+	if r.opts.Kinds == nil {
+		return nil
+	}
+	opts := *r.opts.Kinds
+	opts.Binary, opts.scripts = r.opts.Binary, r.scripts
+	r.progress("kinds, %d pages, %d rounds", opts.Pages, opts.Rounds)
+	var rep KindsReport
+	err := r.withRedis(ctx, func(url string) error {
+		opts.RedisURL = url
+		var err error
+		rep, err = Kinds(ctx, opts)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("kinds: %w", err)
+	}
+	r.kinds = &rep
+	intro := "What the crawl model of page kinds costs: the demo shop (categories, paginated lists, a JSON API, " +
+		"products with typed fields and related links the slaves send back) beside the two-kind job of the demo " +
+		"site, the same number of pages stored by the same cluster; the rows say what extra work the shop's crawl had."
+	return r.section("Crawl model: page kinds beside two kinds", intro, r.command("kinds", opts.Args()), KindsTables(rep))
 }
 
 func (r *report) roundTrips(ctx context.Context) error {

@@ -114,7 +114,7 @@ func (e *siteEnv) crawlCluster(ctx context.Context, site *countingSite) (SiteRun
 	opts.Binary, opts.RedisURL, opts.Tap, opts.Timeout, opts.scripts = e.opts.Binary, e.redis.URL(), e.opts.Tap, e.opts.Timeout, e.scripts
 	job := site.job()
 	job.PerHostRPS, job.PerHostConcurrency = e.opts.PerHostRPS, e.opts.PerHostConcurrency
-	res, err := crawlJob(ctx, opts, e.opts.Slaves, job)
+	res, err := crawlJob(ctx, opts, e.opts.Slaves, job.Name, job.YAML())
 	var detail *CrawlResult
 	if e.opts.Tap {
 		detail = &res

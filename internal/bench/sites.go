@@ -19,9 +19,9 @@ const MaxHosts = 254
 // politeness budget, which keys hosts by name without the port. Each
 // serves its own range of detail IDs, so no two hosts serve one article.
 type hostSites struct {
-	sites   []*demosite.Site
-	hosts   []string // "127.0.0.1", ...
-	bases   []string // "http://127.0.0.1:port"
+	sites   []*demosite.Site // the demo sites, when serveHosts served them
+	hosts   []string         // "127.0.0.1", ...
+	bases   []string         // "http://127.0.0.1:port"
 	servers []*http.Server
 	wg      sync.WaitGroup
 }
@@ -37,26 +37,29 @@ func serveHosts(n int, opts demosite.Options) (*hostSites, error) {
 		if o.Details <= 0 {
 			break
 		}
-		if err := h.serve("127.0.0."+strconv.Itoa(i+1), demosite.New(o)); err != nil {
+		site := demosite.New(o)
+		if err := h.serve("127.0.0."+strconv.Itoa(i+1), site); err != nil {
 			h.Close()
 			return nil, err
 		}
+		h.sites = append(h.sites, site)
 	}
 	return h, nil
 }
 
-func (h *hostSites) serve(host string, site *demosite.Site) error {
+// serve serves handler on host, at a port of its own.
+func (h *hostSites) serve(host string, handler http.Handler) error {
 	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		return fmt.Errorf("serve the demo site on %s: %w", host, err)
 	}
-	srv := &http.Server{Handler: site}
+	srv := &http.Server{Handler: handler}
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
 		_ = srv.Serve(ln)
 	}()
-	h.sites, h.hosts = append(h.sites, site), append(h.hosts, host)
+	h.hosts = append(h.hosts, host)
 	h.bases, h.servers = append(h.bases, "http://"+ln.Addr().String()), append(h.servers, srv)
 	return nil
 }

@@ -2,6 +2,7 @@ package demosite
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -108,3 +109,24 @@ func (s *Shop) Fields(id int) map[string]any {
 
 // Products is the number of products of the shop.
 func (s *Shop) Products() int { return s.lastID() }
+
+// LinksTo is how many links to product id the shop's pages hold for its
+// job: one on its sub-category's list page (if listed there), one on the
+// JSON API (if it lists it), one in the related links of each of the two
+// products before it. A crawl of the whole shop discovers that many links
+// to it: one is stored, the others are duplicates.
+func (s *Shop) LinksTo(id int) int {
+	n := 0
+	if reach(id) == ReachList {
+		n++
+	}
+	if inAPI(id) {
+		n++
+	}
+	for _, p := range []int{id - 1, id - 2} {
+		if p >= 1 && slices.Contains(s.related(p), id) {
+			n++
+		}
+	}
+	return n
+}

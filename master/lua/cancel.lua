@@ -23,15 +23,17 @@ local retrying = redis.call('SCARD', K[6]) > 0
 
 -- counted is how many of entries are counted as cancelled when dropped:
 -- all but retried ones (counted failed already), which exist only while
--- the retrying set does.
+-- the retrying set does. In a job of several item kinds, each is counted
+-- in its kind too.
 local function counted(entries)
-  if not retrying then
+  if not retrying and not KIND_BY_ITEM then
     return #entries
   end
   local n = 0
   for _, e in ipairs(entries) do
-    if not string.find(e, marker, 1, true) then
+    if not (retrying and string.find(e, marker, 1, true)) then
       n = n + 1
+      countItemKind(e, 'cancelled')
     end
   end
   return n
@@ -39,7 +41,7 @@ end
 
 local dropped, inflight = 0, 0
 for i = 9, #K, 2 do
-  if retrying then
+  if retrying or KIND_BY_ITEM then
     dropped = dropped + counted(redis.call('LRANGE', K[i], 0, -1))
   else
     dropped = dropped + redis.call('LLEN', K[i])

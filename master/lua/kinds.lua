@@ -11,10 +11,22 @@ local KIND_STATS = table.remove(K)
 local KIND_ITEMS = {}
 local itemKinds = table.remove(A)
 local KIND_OFF = itemKinds == '*'
+local nItemKinds = 0
 for name in string.gmatch(itemKinds, '%S+') do
   KIND_ITEMS[name] = true
+  nItemKinds = nItemKinds + 1
 end
+-- a job of several item kinds counts its tasks by kind too
+local KIND_BY_ITEM = not KIND_OFF and nItemKinds > 1
 local kindSums, kindFields = {}, {}
+
+local function addKind(field, n)
+  if not kindSums[field] then
+    kindSums[field] = 0
+    kindFields[#kindFields + 1] = field
+  end
+  kindSums[field] = kindSums[field] + n
+end
 
 -- countKind adds n to stat of the list kind of frontier entry e, if any.
 local function countKind(e, stat, n)
@@ -25,12 +37,19 @@ local function countKind(e, stat, n)
   if KIND_ITEMS[kind] then
     return
   end
-  local field = 'kind:' .. kind .. ':' .. stat
-  if not kindSums[field] then
-    kindSums[field] = 0
-    kindFields[#kindFields + 1] = field
+  addKind('kind:' .. kind .. ':' .. stat, n)
+end
+
+-- countItemKind adds one to stat of the item kind of task e ("k" in its
+-- wire form), in a job of several item kinds.
+local function countItemKind(e, stat)
+  if not KIND_BY_ITEM then
+    return
   end
-  kindSums[field] = kindSums[field] + n
+  local kind = string.match(e, '"k":"([^"]*)"')
+  if kind and KIND_ITEMS[kind] then
+    addKind('kind:' .. kind .. ':' .. stat, 1)
+  end
 end
 
 -- writeKinds writes the sums countKind made.
