@@ -18,6 +18,8 @@ import (
 // of each page are admitted once, so every link is routed or counted a
 // duplicate exactly once per page that holds it, and each entry taken is
 // committed (an entry sent twice in one take is one entry, counted once).
+// A link of a list kind goes to the frontier; an undecodable entry is
+// dropped.
 func TestRouteFound_batch(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler()) // no robots.txt: everything allowed
 	defer srv.Close()
@@ -35,6 +37,10 @@ kinds:
       title: {css: "h1"}
     links:
       - {css: "a.related", kind: product}
+      - {css: "a.shelf", kind: shelf}
+  shelf:
+    links:
+      - {css: "a", kind: product}
 `, srv.URL)))
 	if err != nil {
 		t.Fatal(err)
@@ -67,6 +73,16 @@ kinds:
 	}
 	take(entry(1, 2, 3), entry(2, 3, 4), entry(2, 3, 4))
 	take(entry(1, 2, 3), entry(3, 4, 5))
+	// A page whose link is of a list kind sends it to the frontier, a
+	// level deeper, in a group; an entry that does not decode is dropped
+	// (and committed) without holding up the others of its take.
+	shelf := cluster.FoundLinks{Page: page(6), Kind: "product", Round: round, RuleFound: []int{0, 1},
+		Links: []cluster.FoundLink{{URL: srv.URL + "/shelf/1", Kind: "shelf"}}}
+	take(shelf.Encode(), "not a found entry")
+	frontier := f.frontierPages(t)
+	if len(frontier) != 1 || frontier[0].URL != srv.URL+"/shelf/1" || frontier[0].PageKind() != "shelf" {
+		t.Errorf("frontier = %+v, want /shelf/1 of kind shelf", frontier)
+	}
 
 	stats, err := f.rdb.HGetAll(f.ctx, f.jk.Stats()).Result()
 	if err != nil {
@@ -77,8 +93,9 @@ kinds:
 	// (page 2's two copies in one take are one entry in flight).
 	for field, want := range map[string]string{
 		cluster.StatRouted: "4", cluster.StatDuplicates: "2",
-		cluster.KindPagesStat("product"):           "4",
+		cluster.KindPagesStat("product"):           "5",
 		cluster.RuleFoundStat("product", 0):        "8",
+		cluster.RuleFoundStat("product", 1):        "1",
 		cluster.FieldEmptyStat("product", "title"): "4",
 	} {
 		if stats[field] != want {
