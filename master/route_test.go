@@ -157,6 +157,52 @@ func TestJobRunner_admitOnce(t *testing.T) {
 	}
 }
 
+// TestJobRunner_admitOnceGroup: several pages' links admitted in one call
+// under all their once-guards (a take of found links) change nothing when
+// any of the pages was admitted before, and say so, so the caller routes
+// them a page at a time; pages none of which was admitted are admitted
+// together, and then each is guarded.
+func TestJobRunner_admitOnceGroup(t *testing.T) {
+	f := newFixture(t)
+	f.submit(t, "https://example.com/list/0")
+	r := f.runner(t, 0, 1)
+	links := func(from, to int) ([]dedup.Candidate, []int) {
+		var cands []dedup.Candidate
+		var slaves []int
+		for i := from; i < to; i++ {
+			c, slave, err := r.candidate(f.m.liveRoutes(), 1, "https://example.com/p/0",
+				extract.Link{URL: fmt.Sprintf("https://example.com/p/%d", i), Kind: cluster.KindDetail})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cands, slaves = append(cands, c), append(slaves, slave)
+		}
+		return cands, slaves
+	}
+	routed := func() string { return f.rdb.HGet(f.ctx, f.jk.Stats(), cluster.StatRouted).Val() }
+	admit := func(once []string, from, to int) bool {
+		t.Helper()
+		cands, slaves := links(from, to)
+		applied, err := r.admitOnce(f.ctx, 1, once, cands, slaves)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return applied
+	}
+	if admit([]string{"found:a"}, 0, 5) || routed() != "5" {
+		t.Fatalf("page a alone: routed %s, want 5 and not admitted before", routed())
+	}
+	if !admit([]string{"found:b", "found:a"}, 5, 10) || routed() != "5" {
+		t.Fatalf("pages b and a, a admitted before: routed %s, want 5 and told so", routed())
+	}
+	if admit([]string{"found:b", "found:c"}, 5, 10) || routed() != "10" {
+		t.Fatalf("pages b and c: routed %s, want 10", routed())
+	}
+	if !admit([]string{"found:c"}, 10, 12) || routed() != "10" {
+		t.Fatalf("page c again: routed %s, want 10 and told it was admitted", routed())
+	}
+}
+
 // TestJobRunner_routeEntry: a frontier entry that is not a list page is
 // settled without fetching it as one: a seed of an item kind goes to its
 // slave; a sitemaps entry is walked (here through the Sitemap: line of the
