@@ -158,9 +158,9 @@ func TestFilter_Prepare(t *testing.T) {
 	onBackends(t, func(t *testing.T, be backend) {
 		ctx := context.Background()
 		clock := &fakeClock{}
-		clock.Set(time.Now())
-		f, rdb, o := newTestFilter(t, be, ModeBloom, func(o *Options) { o.Now = clock.Now })
 		begin := time.Now()
+		clock.Set(begin)
+		f, rdb, o := newTestFilter(t, be, ModeBloom, func(o *Options) { o.Now = clock.Now })
 		if err := f.Prepare(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -172,7 +172,7 @@ func TestFilter_Prepare(t *testing.T) {
 				t.Fatalf("%s: %d bytes", key, n)
 			}
 			// miniredis keeps a TTL, not a deadline, so its answer drifts
-			// by as long as the test has taken since Prepare began (long
+			// by as long as the test has taken since its clock was set (long
 			// on a loaded machine under -race).
 			want := time.Duration((gg+1)*shape.gran+shape.window) * time.Millisecond
 			if at := rdb.PExpireTime(ctx, key).Val(); (at - want).Abs() > time.Since(begin)+time.Second {
