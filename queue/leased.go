@@ -51,7 +51,6 @@ func NewLeased(rdb redis.UniversalClient, keys LeasedKeys) *Leased {
 	return &Leased{rdb: rdb, keys: keys}
 }
 
-
 // MarkStarted records that the work on entries still in flight has begun
 // (a slave is about to send the page's first request). Of the deliveries
 // that end without an outcome, only those so marked count toward
