@@ -20,10 +20,9 @@ var scripts = luascript.Set{FS: luaFiles, Consts: luascript.Consts{
 	"F_STAT_STORED": cluster.StatStored, "F_STAT_FAILED": cluster.StatFailed,
 	"F_STAT_RECOVERED": cluster.StatRecovered, "F_STAT_NEAR_DUPLICATES": cluster.StatNearDuplicates,
 	"F_STAT_RETRIES": cluster.StatRetries, "F_STAT_DEAD_LETTERS": cluster.StatDeadLetters,
-	"F_STAT_SKIPPED": cluster.StatSkipped,
-	"O_STORED":       outcomeStored, "O_FAILED": outcomeFailed, "O_SKIPPED": outcomeSkipped,
-	"O_RETRY_STORED": outcomeRetryStored, "O_RETRY_FAILED": outcomeRetryFailed,
-	"O_RETRY_SKIPPED": outcomeRetrySkipped,
+	"F_STAT_SKIPPED": cluster.StatSkipped, "O_STORED": outcomeStored, "O_FAILED": outcomeFailed,
+	"O_SKIPPED": outcomeSkipped, "O_RETRY_STORED": outcomeRetryStored,
+	"O_RETRY_FAILED": outcomeRetryFailed, "O_RETRY_SKIPPED": outcomeRetrySkipped,
 }}
 
 // The outcome codes of ack.lua: Outcome.code writes them, one letter a
