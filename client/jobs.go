@@ -53,11 +53,11 @@ func (c *Client) Cancel(ctx context.Context, job string) (finished bool, err err
 		return false, fmt.Errorf("cancel job %s: %w", job, err)
 	case n == cancelNoJob:
 		return false, fmt.Errorf("cancel job %s: %w", job, ErrJobNotFound)
-	case n == 0:
+	case n == cancelFinishedAlready:
 		return false, fmt.Errorf("cancel job %s: %w", job, ErrJobFinished)
 	}
 	c.bumpJobs(ctx)
-	return n == 2, nil
+	return n == cancelFinishedHere, nil
 }
 
 // ErrJobBusy is returned when resetting a job that is pending or running.

@@ -18,11 +18,22 @@ var scripts = luascript.Set{FS: luaFiles, Consts: luascript.Consts{
 	"F_NEXT_ROUND_AT": cluster.StateNextRoundAt, "F_CANCEL": cluster.StateCancel,
 	"F_CANCELLED_AT": cluster.StateCancelledAt, "S_PENDING": cluster.StatePending,
 	"S_RUNNING": cluster.StateRunning, "S_FINISHED": cluster.StateFinished,
-	"R_NO_JOB": cancelNoJob,
+	"R_NO_JOB": cancelNoJob, "R_FINISHED_ALREADY": cancelFinishedAlready,
+	"R_ASKED": cancelAsked, "R_FINISHED_HERE": cancelFinishedHere,
 }}
 
-// cancelNoJob is cancel's reply when the job does not exist.
-const cancelNoJob = -1
+// The replies of cancel.lua.
+const (
+	// cancelNoJob: the job does not exist.
+	cancelNoJob = -1
+	// cancelFinishedAlready: the job is finished and runs no more rounds.
+	cancelFinishedAlready = 0
+	// cancelAsked: the job's master was asked to stop it.
+	cancelAsked = 1
+	// cancelFinishedHere: no master holds the job; it was finished (or its
+	// next round dropped) by the script itself.
+	cancelFinishedHere = 2
+)
 
 var (
 	submitScript = scripts.Load("lua/submit.lua")

@@ -149,7 +149,7 @@ func (f *frontier) commitOn(ctx context.Context, keys []string, member string, c
 	return nil
 }
 
-// Outcomes of tryFinish.
+// Outcomes of tryFinish: finish.lua's replies (R_ROUND_RUNNING, ...).
 const (
 	roundRunning  = 0
 	roundFinished = 1

@@ -41,6 +41,7 @@ var scripts = luascript.Set{FS: luaFiles, Codes: codes, Consts: luascript.Consts
 	"S_RUNNING": cluster.StateRunning, "S_FINISHED": cluster.StateFinished,
 	"F_STAT_CANCELLED": cluster.StatCancelled, "TASK_RETRY_MARKER": cluster.TaskRetryMarker,
 	"R_HELD": leaseHeld, "R_OTHER_ROUND": seedOtherRound,
+	"R_ROUND_RUNNING": roundRunning, "R_ROUND_FINISHED": roundFinished, "R_ROUND_CANCEL": roundCancel,
 }}
 
 // The replies of scripts that Go tells apart from a count or a token.

@@ -167,23 +167,24 @@ func (r *Registry) Deregister(ctx context.Context, id int, token string) error {
 	return nil
 }
 
-// translate turns the scripts' error replies into the package's sentinels;
-// other errors pass through.
+// translate turns the scripts' error replies into the package's sentinels
+// (the codes are those of the Set, scripts.Codes), with what the reply's
+// detail says: who holds a taken ID, the slave bound the cluster records.
+// Other errors pass through.
 func (r *Registry) translate(err error) error {
 	code, detail, ok := luascript.ErrorCode(err)
-	if !ok {
+	sentinel, known := scripts.Codes[code]
+	if !ok || !known {
 		return err
 	}
-	switch code {
-	case "IDTAKEN":
+	switch sentinel {
+	case ErrIDTaken:
 		return takenError(detail)
-	case "LEASELOST":
-		return fmt.Errorf("%w: %s", ErrLeaseLost, detail)
-	case "MAXSLAVES":
+	case ErrMaxSlavesMismatch:
 		return fmt.Errorf("%w: the cluster records %s, this process uses %d (key %s field %s)",
 			ErrMaxSlavesMismatch, detail, r.opts.MaxSlaves, r.config, ConfigMaxSlaves)
 	}
-	return err
+	return fmt.Errorf("%w: %s", sentinel, detail)
 }
 
 // TakenError is the ErrIDTaken of a registration: who holds the ID, and

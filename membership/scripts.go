@@ -11,8 +11,9 @@ import (
 //go:embed lua/*.lua
 var luaFiles embed.FS
 
-// scripts are the package's protocol steps (luascript.Set); the codes
-// they fail with are translated by Registry.translate.
+// scripts are the package's protocol steps (luascript.Set). Its Codes are
+// the one list of the codes they fail with; Registry.translate maps them
+// through it and adds what each reply's detail says.
 var scripts = luascript.Set{FS: luaFiles, Consts: luascript.Consts{"F_MAX_SLAVES": ConfigMaxSlaves}, Codes: luascript.Codes{
 	"IDTAKEN": ErrIDTaken, "LEASELOST": ErrLeaseLost, "MAXSLAVES": ErrMaxSlavesMismatch}}
 

@@ -15,8 +15,8 @@ import (
 )
 
 // TestScripts_attemptFieldsFromCluster (issue 9, defect 2): the attempts
-// hash's field prefixes are cluster's constants, passed in, never retyped
-// as Lua literals: a renamed prefix must not leave a script behind.
+// hash's field prefixes are cluster's constants, written into the
+// scripts' header (P_COUNT, ...), never retyped as Lua literals: a renamed prefix must not leave a script behind.
 func TestScripts_attemptFieldsFromCluster(t *testing.T) {
 	names, err := fs.Glob(luaFiles, "lua/*.lua")
 	if err != nil || len(names) == 0 {

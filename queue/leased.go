@@ -51,16 +51,6 @@ func NewLeased(rdb redis.UniversalClient, keys LeasedKeys) *Leased {
 	return &Leased{rdb: rdb, keys: keys}
 }
 
-// countArgs are the attempts hash's field prefixes the scripts that hand
-// entries back take: the count's, and with start marks the started and
-// unstarted ones (see lua/handback.lua).
-func (l *Leased) countArgs() []any {
-	if !l.marks {
-		return []any{cluster.AttemptCountPrefix, "", ""}
-	}
-	return []any{cluster.AttemptCountPrefix, cluster.AttemptStartedPrefix, cluster.AttemptUnstartedPrefix}
-}
-
 // MarkStarted records that the work on entries still in flight has begun
 // (a slave is about to send the page's first request). Of the deliveries
 // that end without an outcome, only those so marked count toward
@@ -70,8 +60,7 @@ func (l *Leased) MarkStarted(ctx context.Context, entries []string) (int, error)
 	if len(entries) == 0 {
 		return 0, nil
 	}
-	args := appendStrings([]any{cluster.AttemptStartedPrefix}, entries)
-	n, err := markScript.Run(ctx, l.rdb, []string{l.keys.Inflight, l.keys.Attempts}, args...).Int()
+	n, err := markScript.Run(ctx, l.rdb, []string{l.keys.Inflight, l.keys.Attempts}, appendStrings(nil, entries)...).Int()
 	if err != nil {
 		return 0, fmt.Errorf("mark %d entries of %s started: %w", len(entries), l.keys.Inflight, err)
 	}
@@ -93,7 +82,7 @@ type Delivery struct {
 // set with the given lease and returns them with their delivery counts.
 func (l *Leased) Take(ctx context.Context, n int, lease time.Duration) ([]Delivery, error) {
 	res, err := takeScript.Run(ctx, l.rdb, []string{l.keys.List, l.keys.Inflight, l.keys.Attempts},
-		n, lease.Milliseconds(), cluster.AttemptCountPrefix, cluster.AttemptReasonPrefix).Slice()
+		n, lease.Milliseconds()).Slice()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("take from %s: %w", l.keys.List, err)
 	}
@@ -135,7 +124,7 @@ func (l *Leased) Renew(ctx context.Context, entries []string, lease time.Duratio
 // start marks, only if it had begun).
 func (l *Leased) Reclaim(ctx context.Context) (int, error) {
 	n, err := reclaimScript.Run(ctx, l.rdb, []string{l.keys.Inflight, l.keys.List, l.keys.Attempts},
-		append([]any{reclaimBatch}, l.countArgs()...)...).Int()
+		reclaimBatch, flag(l.marks)).Int()
 	if err != nil {
 		return 0, fmt.Errorf("reclaim %s: %w", l.keys.Inflight, err)
 	}
@@ -163,7 +152,7 @@ func (l *Leased) handBack(ctx context.Context, entries []string, uncount bool) (
 		return 0, nil
 	}
 	keys := []string{l.keys.Inflight, l.keys.List, l.keys.Attempts}
-	args := appendStrings(append([]any{flag(uncount)}, l.countArgs()...), entries)
+	args := appendStrings([]any{flag(uncount), flag(l.marks)}, entries)
 	n, err := releaseScript.Run(ctx, l.rdb, keys, args...).Int()
 	if err != nil {
 		return 0, fmt.Errorf("hand back %d entries of %s: %w", len(entries), l.keys.Inflight, err)
@@ -176,7 +165,7 @@ func (l *Leased) handBack(ctx context.Context, entries []string, uncount bool) (
 // wrong. It reports whether the entry was still in flight.
 func (l *Leased) Note(ctx context.Context, entry, reason string) (bool, error) {
 	n, err := noteScript.Run(ctx, l.rdb, []string{l.keys.Inflight, l.keys.Attempts},
-		entry, reason, cluster.AttemptReasonPrefix).Int()
+		entry, reason).Int()
 	if err != nil {
 		return false, fmt.Errorf("note failure in %s: %w", l.keys.Inflight, err)
 	}
@@ -190,8 +179,7 @@ func (l *Leased) Done(ctx context.Context, entries []string) (int, error) {
 		return 0, nil
 	}
 	keys := []string{l.keys.Inflight, l.keys.Attempts}
-	args := appendStrings([]any{cluster.AttemptCountPrefix, cluster.AttemptReasonPrefix}, entries)
-	n, err := doneScript.Run(ctx, l.rdb, keys, args...).Int()
+	n, err := doneScript.Run(ctx, l.rdb, keys, appendStrings(nil, entries)...).Int()
 	if err != nil {
 		return 0, fmt.Errorf("finish %d entries of %s: %w", len(entries), l.keys.Inflight, err)
 	}

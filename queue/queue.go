@@ -76,17 +76,17 @@ func (o Outcome) counted() string {
 func (o Outcome) code() string {
 	switch {
 	case o.Retried && o.Skipped != "":
-		return "q"
+		return outcomeRetrySkipped
 	case o.Retried && o.Failed:
-		return "x"
+		return outcomeRetryFailed
 	case o.Retried:
-		return "r"
+		return outcomeRetryStored
 	case o.Skipped != "":
-		return "k"
+		return outcomeSkipped
 	case o.Failed:
-		return "f"
+		return outcomeFailed
 	}
-	return "s"
+	return outcomeStored
 }
 
 // Ack acknowledges tasks this slave finished, and counts their outcomes in
@@ -97,11 +97,8 @@ func (s *SlaveQueue) Ack(ctx context.Context, outcomes []Outcome) (int, error) {
 	if len(outcomes) == 0 {
 		return 0, nil
 	}
-	args := make([]any, 0, 13+7*len(outcomes))
-	args = append(args, cluster.StatStored, cluster.StatFailed, cluster.StatRecovered, cluster.StatNearDuplicates,
-		cluster.StatRetries, cluster.StatDeadLetters, cluster.StatSkipped,
-		cluster.SlaveStat(cluster.StatStored, s.slave), cluster.SlaveStat(cluster.StatFailed, s.slave),
-		cluster.AttemptCountPrefix, cluster.AttemptReasonPrefix, cluster.AttemptStartedPrefix, cluster.AttemptUnstartedPrefix)
+	args := make([]any, 0, 2+7*len(outcomes))
+	args = append(args, cluster.SlaveStat(cluster.StatStored, s.slave), cluster.SlaveStat(cluster.StatFailed, s.slave))
 	for _, o := range outcomes {
 		args = append(args, o.Task, o.code(), flag(o.NearDuplicate), o.Retries, o.FP, flag(o.DeadLetter), o.counted())
 	}
@@ -205,8 +202,8 @@ func (q *Queue) move(ctx context.Context, list, inflight string, moves []Move) (
 	}
 	keys := []string{list, inflight, q.keys.TaskAttempts()}
 	index := map[int]int{} // target slave -> KEYS index (1-based)
-	args := make([]any, 0, 4+2*len(moves))
-	args = append(args, useInflight, cluster.AttemptCountPrefix, cluster.AttemptStartedPrefix, cluster.AttemptUnstartedPrefix)
+	args := make([]any, 0, 1+2*len(moves))
+	args = append(args, useInflight)
 	for _, m := range moves {
 		i, ok := index[m.To]
 		if !ok {

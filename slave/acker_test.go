@@ -63,10 +63,13 @@ func detailPaths(n int) []string {
 	return out
 }
 
-// isAck matches the acknowledgement script's calls (the only one given
-// the dead letters' stats field); a NOSCRIPT fallback's EVAL is not one.
-func isAck(cmd redis.Cmder) bool {
-	return cmd.Name() == "evalsha" && containsArg(cmd.Args(), cluster.StatDeadLetters)
+// isAck matches the acknowledgement script's calls of job jk (the only
+// script a slave gives the job's stats hash); a NOSCRIPT fallback's EVAL
+// is not one.
+func isAck(jk cluster.JobKeys) func(redis.Cmder) bool {
+	return func(cmd redis.Cmder) bool {
+		return cmd.Name() == "evalsha" && containsArg(cmd.Args(), jk.Stats())
+	}
 }
 
 // TestAcker_flush: outcomes are acknowledged in one script call per
@@ -87,7 +90,7 @@ func TestAcker_flush(t *testing.T) {
 			defer cancel()
 			n := 2*ackBatch + 50
 			jk := runningJob(t, ctx, rdb, keys, "acks", "http://127.0.0.1:1", detailPaths(n)...)
-			hook := &failingScripts{match: isAck}
+			hook := &failingScripts{match: isAck(jk)}
 			hook.n.Store(tc.fail)
 			rdb.AddHook(hook)
 			s, j := idleSlave(t, ctx, rdb, keys, "acks", jsonlStore(t))

@@ -87,7 +87,7 @@ func TestSlave_ackRetry(t *testing.T) {
 	site := page(t)
 	jk := runningJob(t, ctx, rdb, keys, "acks", site.URL, "/a", "/b", "/c")
 	hook := &failingScripts{match: func(cmd redis.Cmder) bool {
-		return (cmd.Name() == "evalsha" || cmd.Name() == "eval") && containsArg(cmd.Args(), cluster.StatDeadLetters)
+		return (cmd.Name() == "evalsha" || cmd.Name() == "eval") && containsArg(cmd.Args(), jk.Stats())
 	}}
 	hook.n.Store(3)
 	rdb.AddHook(hook)

@@ -1,27 +1,23 @@
 -- SlaveQueue.Ack: acknowledge tasks in flight in KEYS[1] and count their
--- outcomes in the job's stats hash KEYS[2]. KEYS[3] is the set of
--- fingerprints of re-enqueued failed tasks, KEYS[4] the attempts hash.
--- ARGV[1..9] are the stats field names: stored, failed, recovered,
--- near_duplicates, retries, dead_letters, skipped, and this slave's stored
--- and failed; ARGV[10..13] the attempts hash's field prefixes
--- (cluster.AttemptCountPrefix, AttemptReasonPrefix, AttemptStartedPrefix,
--- AttemptUnstartedPrefix). Then per task seven
--- values: the task; its outcome (s stored,
--- f failed, k skipped, r stored after a retry, x failed again after a
--- retry, q skipped after a retry); a near-duplicate flag (0/1); the
--- retries it took; its fingerprint; a dead-letter flag (0/1: failed
--- because it was delivered too often); the stats fields to add one to
--- besides, separated by spaces ('' for none): why it was skipped (e.g.
--- skipped_not_html), what a re-crawl found (e.g. changed changed@2).
+-- outcomes in the job's stats hash KEYS[2] (fields F_STAT_...). KEYS[3] is
+-- the set of fingerprints of re-enqueued failed tasks, KEYS[4] the
+-- attempts hash (fields P_...). ARGV[1..2] are this slave's stored and
+-- failed stats fields (cluster.SlaveStat). Then per task seven values:
+-- the task; its outcome (O_STORED, O_FAILED, O_SKIPPED, and O_RETRY_STORED,
+-- O_RETRY_FAILED, O_RETRY_SKIPPED for the same after client retry-failed:
+-- Outcome.code); a near-duplicate flag (0/1); the retries it took; its
+-- fingerprint; a dead-letter flag (0/1: failed because it was delivered
+-- too often); the stats fields to add one to besides, separated by spaces
+-- ('' for none): why it was skipped (e.g. skipped_not_html), what a
+-- re-crawl found (e.g. changed changed@2).
 -- A task no longer in flight (its lease lapsed and it was reclaimed) is
 -- not counted; nor is a retried task no longer in KEYS[3]. A retried page
 -- already counts as failed: stored now, it moves from failed to stored;
 -- failed again, it stays failed. The counts are summed here and written
 -- once per field. Reply the number counted.
-local stored, failed, recovered, near, retries, dead, skipped, storedSlave, failedSlave =
-  ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
-local prefixes = {ARGV[10], ARGV[11], ARGV[12], ARGV[13]}
-local FIRST = 14 -- the first task's values
+local storedSlave, failedSlave = ARGV[1], ARGV[2]
+local prefixes = {P_COUNT, P_REASON, P_STARTED, P_UNSTARTED}
+local FIRST = 3 -- the first task's values
 local sums, fields = {}, {}
 local function count(field, n)
   if n ~= 0 then
@@ -68,34 +64,34 @@ for i = FIRST, #ARGV, 7 do
       attempts[#attempts + 1] = prefix .. task
     end
   end
-  if ok and (code == 'r' or code == 'x' or code == 'q') then
+  if ok and (code == O_RETRY_STORED or code == O_RETRY_FAILED or code == O_RETRY_SKIPPED) then
     ok = redis.call('SREM', KEYS[3], ARGV[i + 4]) == 1
   end
   if ok then
-    if code == 's' or code == 'r' then
-      count(stored, 1)
+    if code == O_STORED or code == O_RETRY_STORED then
+      count(F_STAT_STORED, 1)
       count(storedSlave, 1)
-    elseif code == 'f' then
-      count(failed, 1)
+    elseif code == O_FAILED then
+      count(F_STAT_FAILED, 1)
       count(failedSlave, 1)
-    elseif code == 'k' or code == 'q' then
-      count(skipped, 1)
+    elseif code == O_SKIPPED or code == O_RETRY_SKIPPED then
+      count(F_STAT_SKIPPED, 1)
     end
     for field in string.gmatch(ARGV[i + 6], '%S+') do
       count(field, 1)
     end
-    if code == 'r' or code == 'q' then
-      count(failed, -1)
+    if code == O_RETRY_STORED or code == O_RETRY_SKIPPED then
+      count(F_STAT_FAILED, -1)
     end
-    if code == 'r' then
-      count(recovered, 1)
+    if code == O_RETRY_STORED then
+      count(F_STAT_RECOVERED, 1)
     end
     if ARGV[i + 2] == '1' then
-      count(near, 1)
+      count(F_STAT_NEAR_DUPLICATES, 1)
     end
-    count(retries, tonumber(ARGV[i + 3]))
+    count(F_STAT_RETRIES, tonumber(ARGV[i + 3]))
     if ARGV[i + 5] == '1' then
-      count(dead, 1)
+      count(F_STAT_DEAD_LETTERS, 1)
     end
     counted = counted + 1
   end

@@ -1,12 +1,13 @@
 -- Leased.Reclaim: move at most ARGV[1] entries of in-flight set KEYS[1]
 -- whose lease lapsed back to the head of list KEYS[2]; reply how many.
--- The delivery counts in attempts hash KEYS[3] as count_delivery says:
--- ARGV[2..4] are the count, started and unstarted field prefixes
--- (cluster.AttemptCountPrefix, ...; started '' to count every delivery).
+-- The delivery counts in attempts hash KEYS[3] as count_delivery says,
+-- with start marks when ARGV[2] is '1' (a slave queue), without when '0'
+-- (every delivery counts: the master's frontier).
+local marks = ARGV[2] == '1'
 local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now_ms(), 'LIMIT', 0, tonumber(ARGV[1]))
 for _, entry in ipairs(expired) do
   redis.call('ZREM', KEYS[1], entry)
   redis.call('LPUSH', KEYS[2], entry)
-  count_delivery(KEYS[3], entry, ARGV[2], ARGV[3], ARGV[4])
+  count_delivery(KEYS[3], entry, marks)
 end
 return #expired

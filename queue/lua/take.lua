@@ -1,10 +1,9 @@
 -- Leased.Take: move up to ARGV[1] entries from the head of list KEYS[1]
 -- into in-flight set KEYS[2] with a lease of ARGV[2] ms. Attempts hash
 -- KEYS[3] holds, for an entry handed back after a delivery that did not
--- finish it (see reclaim, release, move), field ARGV[3]..entry: how many
--- such deliveries there were; and ARGV[4]..entry: the reason the last
--- holder gave up, if any (the prefixes are cluster.AttemptCountPrefix and
--- AttemptReasonPrefix). Reply: per entry, the entry, this delivery's
+-- finish it (see reclaim, release, move), field P_COUNT..entry: how many
+-- such deliveries there were; and P_REASON..entry: the reason the last
+-- holder gave up, if any. Reply: per entry, the entry, this delivery's
 -- number (1 for the first) and that reason ('' for none).
 -- A first delivery writes nothing: the hash is written only when a
 -- delivery fails, and read only while it holds something, so a crawl
@@ -15,7 +14,6 @@ if not entries then
   return {}
 end
 local deadline = int(now_ms() + tonumber(ARGV[2]))
-local countPrefix, reasonPrefix = ARGV[3], ARGV[4]
 local failures = redis.call('EXISTS', KEYS[3]) == 1
 local out, seen = {}, {}
 local CHUNK = 500
@@ -26,8 +24,8 @@ for from = 1, #entries, CHUNK do
     members[#members + 1] = deadline
     members[#members + 1] = entries[i]
     if failures then
-      fields[#fields + 1] = countPrefix .. entries[i]
-      fields[#fields + 1] = reasonPrefix .. entries[i]
+      fields[#fields + 1] = P_COUNT .. entries[i]
+      fields[#fields + 1] = P_REASON .. entries[i]
     end
   end
   redis.call('ZADD', KEYS[2], unpack(members))
