@@ -183,6 +183,9 @@ kinds:
 	if c.Stored != products || c.Failed != 0 || c.Discovered != c.Settled() {
 		t.Errorf("counters %+v: want %d stored, none failed, discovered = stored + failed + skipped + duplicates + cancelled", c, products)
 	}
+	if c.Rendered != products {
+		t.Errorf("rendered = %d, want %d (the products stored; the start page is not rendered)", c.Rendered, products)
+	}
 	if c.Retries < 1 {
 		t.Errorf("retries = %d; the renderings the kill ended were not retried", c.Retries)
 	}
