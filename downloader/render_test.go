@@ -105,6 +105,9 @@ func TestDownloader_Render(t *testing.T) {
 	if res.Kind != Fetched {
 		t.Fatalf("result %s: %v", res.Kind, res.Err)
 	}
+	if !res.Rendered {
+		t.Error("Rendered is false for a page read from its rendered DOM")
+	}
 	rules, err := extract.CompileJob(j.Spec)
 	if err != nil {
 		t.Fatal(err)
