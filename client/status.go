@@ -64,8 +64,11 @@ type Counters struct {
 	NearDuplicates   int64 `json:"near_duplicates"`
 	Retries          int64 `json:"retries"`
 	Recovered        int64 `json:"recovered"`
-	Queued           int64 `json:"queued"`
-	InFlight         int64 `json:"in_flight"`
+	// Rendered counts the detail pages stored and the list pages read
+	// from the DOM the headless browser left (kinds that say render).
+	Rendered int64 `json:"rendered"`
+	Queued   int64 `json:"queued"`
+	InFlight int64 `json:"in_flight"`
 	// What the visits of stored pages found, over every round: New +
 	// Changed + Unchanged + NotModified = Stored.
 	RoundCounts
@@ -164,7 +167,7 @@ func counters(stats map[string]string) Counters {
 		SkippedOffsite: n(cluster.StatSkippedOffsite), DeadLetters: n(cluster.StatDeadLetters),
 		Cancelled:      n(cluster.StatCancelled),
 		NearDuplicates: n(cluster.StatNearDuplicates), Retries: n(cluster.StatRetries),
-		Recovered: n(cluster.StatRecovered),
+		Recovered: n(cluster.StatRecovered), Rendered: n(cluster.StatRendered),
 	}
 	c.Discovered = c.Routed + c.Duplicates
 	return c

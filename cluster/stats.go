@@ -47,6 +47,7 @@ const (
 	StatSkippedOffsite = "skipped_offsite"   // redirected off the allowed domains (list pages too, which are not in skipped)
 	StatRobots         = "robots_disallowed" // detail links disallowed by robots.txt at the master (not discovered)
 	StatCancelled      = "cancelled"         // detail tasks dropped unfetched by client cancel
+	StatRendered       = "rendered"          // detail pages stored and list pages read from the DOM the headless browser left
 )
 
 // SlaveStat is the per-slave counter name for stat, e.g. "stored:3".

@@ -10,6 +10,7 @@ import (
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/extract"
+	"github.com/crawler-dev/crawler/metrics"
 	"github.com/crawler-dev/crawler/render"
 	"github.com/crawler-dev/crawler/statuspage/browsertest"
 )
@@ -63,7 +64,9 @@ kinds:
       - {css: "a.related", kind: product}
 `
 
-func renderRig(t *testing.T) (*rig, *Job) {
+// renderRig is a rig with a renderer, recording into reg (nil: nowhere),
+// and renderJob on it.
+func renderRig(t *testing.T, reg *metrics.Registry) (*rig, *Job) {
 	t.Helper()
 	ropts := render.DefaultOptions()
 	ropts.Browser = browsertest.ChromiumPath(t)
@@ -72,7 +75,7 @@ func renderRig(t *testing.T) (*rig, *Job) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = rr.Close() })
-	g := newRigWith(t, fastOptions(), Deps{Renderer: rr})
+	g := newRigWith(t, fastOptions(), Deps{Renderer: rr, Metrics: reg.Node(metrics.RoleSlave, 0)})
 	return g, g.renderJob()
 }
 
@@ -96,11 +99,14 @@ func (g *rig) renderJob() *Job {
 // disallows and its image never reach the site.
 func TestDownloader_Render(t *testing.T) {
 	s := renderSite(t)
-	g, j := renderRig(t)
+	g, j := renderRig(t, nil)
 	g.submitKind(j, s.URL+"/p/1", "product")
 	res := g.wait(1, 60*time.Second)[0]
 	if res.Kind != Fetched {
 		t.Fatalf("result %s: %v", res.Kind, res.Err)
+	}
+	if !res.Rendered {
+		t.Error("Rendered is false for a page read from its rendered DOM")
 	}
 	rules, err := extract.CompileJob(j.Spec)
 	if err != nil {
@@ -136,7 +142,7 @@ func TestDownloader_Render(t *testing.T) {
 // render_timeout.
 func TestDownloader_RenderTimeout(t *testing.T) {
 	s := renderSite(t)
-	g, j := renderRig(t)
+	g, j := renderRig(t, nil)
 	g.submitKind(j, s.URL+"/never", "product")
 	res := g.wait(1, 90*time.Second)[0]
 	if res.Kind != Failed || !res.Transient || !errors.Is(res.Err, render.ErrTimeout) {
@@ -160,5 +166,47 @@ func TestDownloader_RenderWithoutRenderer(t *testing.T) {
 	res := g.wait(1, 30*time.Second)[0]
 	if res.Kind != Failed || res.Transient || !errors.Is(res.Err, ErrNoRenderer) {
 		t.Fatalf("result %s (transient %v): %v; want ErrNoRenderer", res.Kind, res.Transient, res.Err)
+	}
+}
+
+// TestDownloader_renderMetrics: each rendering is observed in
+// crawler_render_duration_seconds under its result, with the time it
+// took: a page that renders once as ok, a page that never matches its
+// wait_for once per try as timeout.
+func TestDownloader_renderMetrics(t *testing.T) {
+	s := renderSite(t)
+	reg, err := metrics.New(metrics.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, j := renderRig(t, reg)
+	g.submitKind(j, s.URL+"/p/1", "product")
+	g.submitKind(j, s.URL+"/never", "product")
+	g.wait(2, 90*time.Second)
+	families, err := reg.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	count, seconds := map[string]uint64{}, map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != "crawler_render_duration_seconds" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "result" {
+					count[l.GetValue()] += m.GetHistogram().GetSampleCount()
+					seconds[l.GetValue()] += m.GetHistogram().GetSampleSum()
+				}
+			}
+		}
+	}
+	if count[metrics.RenderOK] != 1 || count[metrics.RenderTimeout] != 2 || len(count) != 2 {
+		t.Errorf("renderings observed %v, want 1 ok and 2 timeout (max_retries 1)", count)
+	}
+	// The timeouts each waited out render_timeout (3s); the page that
+	// rendered took some time too.
+	if seconds[metrics.RenderOK] <= 0 || seconds[metrics.RenderTimeout] < 2*3 {
+		t.Errorf("render seconds observed %v, want > 0 for ok and >= 6 for the two timeouts", seconds)
 	}
 }

@@ -49,7 +49,7 @@ func (d *Downloader) render(ctx context.Context, r *Request, a attempt) attempt 
 		transient := errors.Is(err, render.ErrTimeout) || errors.Is(err, render.ErrBrowserDied)
 		return failRender(r, a, err, transient)
 	}
-	a.page.Body = res.HTML
+	a.page.Body, a.rendered = res.HTML, true
 	return a
 }
 

@@ -100,6 +100,9 @@ type Result struct {
 	Transient bool
 	// Latency is the last attempt's duration.
 	Latency time.Duration
+	// Rendered is true when Page's body is the DOM its rendering in the
+	// headless browser left (its kind says render).
+	Rendered bool
 }
 
 // cancelled reports whether the caller gave the request up.

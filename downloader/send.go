@@ -22,6 +22,8 @@ type attempt struct {
 	err     error
 	status  int // the site's status, 0 for none
 	latency time.Duration
+	// rendered is true when page's body is the DOM its rendering left.
+	rendered bool
 }
 
 // send is step 6 of fetchPage: one attempt at r, through picked when not
@@ -93,7 +95,7 @@ func (d *Downloader) settle(r *Request, a attempt, picked *proxy.Picked) (res Re
 	res = Result{Status: a.status, Latency: a.latency}
 	switch {
 	case a.err == nil:
-		res.Kind, res.Page = Fetched, a.page
+		res.Kind, res.Page, res.Rendered = Fetched, a.page, a.rendered
 	case r.cancelled():
 		res.Kind = Cancelled
 	case errors.Is(a.err, fetch.ErrNotHTML):

@@ -161,6 +161,9 @@ func (r *jobRunner) processList(ctx context.Context, round int64, member string,
 		return err
 	}
 	counters[cluster.StatListPages] = 1
+	if res.Rendered {
+		counters[cluster.StatRendered] = 1
+	}
 	if res.Tries > 1 {
 		counters[cluster.StatRetries] = int64(res.Tries - 1)
 	}

@@ -16,7 +16,7 @@
 // # Metrics
 //
 // Counters (each label listed after role and slave, which all but the
-// last two metrics carry):
+// last metric carry):
 //
 //	crawler_fetch_pages_total{host,status}    pages fetched; status is the answer's class
 //	                                          (1xx..5xx), or timeout/error when there was none
@@ -33,6 +33,8 @@
 //	crawler_redis_commands_total{command}     Redis commands sent, alone or pipelined
 //	crawler_redis_errors_total{command}       Redis commands failed (a nil reply is no failure)
 //	crawler_redis_dials_total{result}         connections opened to Redis; result ok|error
+//	crawler_render_browser_restarts_total{reason} headless browsers replaced (no role or slave:
+//	                                          one browser per process); reason died|hung|memory
 //
 // Histograms:
 //

@@ -35,3 +35,27 @@ func (n *Node) Rendered(d time.Duration, result string) {
 	}
 	n.render.WithLabelValues(result).Observe(d.Seconds())
 }
+
+// Reasons the process's headless browser was replaced, for
+// BrowserRestarted.
+const (
+	RestartDied   = "died"   // it crashed or was killed
+	RestartHung   = "hung"   // it stopped answering
+	RestartMemory = "memory" // it grew past --render-max-memory
+)
+
+// BrowserRestarted counts one headless browser the process replaced, for
+// the reason given (RestartDied, RestartHung or RestartMemory; any other
+// is counted as "other"). The browser is the process's, not a node's, so
+// the series has no role or slave label.
+func (r *Registry) BrowserRestarted(reason string) {
+	if r == nil {
+		return
+	}
+	switch reason {
+	case RestartDied, RestartHung, RestartMemory:
+	default:
+		reason = "other"
+	}
+	r.f.browserRestarts.WithLabelValues(reason).Inc()
+}

@@ -48,6 +48,7 @@ type families struct {
 	nearBytes        *prometheus.GaugeVec
 	recrawlPages     *prometheus.CounterVec
 	renderDuration   *prometheus.HistogramVec
+	browserRestarts  *prometheus.CounterVec
 }
 
 func newFamilies() *families {
@@ -97,6 +98,9 @@ func newFamilies() *families {
 		renderDuration: histogram("crawler_render_duration_seconds",
 			"Time to render a page in the headless browser, by result: ok, timeout, browser (it died) or error; its count is the pages rendered.",
 			renderBuckets, node(labelResult)),
+		browserRestarts: counter("crawler_render_browser_restarts_total",
+			"Headless browsers the process replaced, by reason: died (crashed or killed), hung (stopped answering) or memory (past --render-max-memory).",
+			[]string{labelReason}),
 	}
 }
 
@@ -112,5 +116,6 @@ func histogram(name, help string, buckets []float64, labels []string) *prometheu
 func (f *families) collectors() []prometheus.Collector {
 	return []prometheus.Collector{f.fetchPages, f.fetchBytes, f.fetchDuration, f.fetchInFlight, f.extractDuration, f.retries,
 		f.failures, f.dedupURLs, f.politenessWaits, f.politenessWaited, f.robotsDisallowed, f.robotsFetches, f.recrawlPages,
-		f.redisCommands, f.redisErrors, f.redisRoundTrip, f.redisDials, f.nearEntries, f.nearBytes, f.renderDuration}
+		f.redisCommands, f.redisErrors, f.redisRoundTrip, f.redisDials, f.nearEntries, f.nearBytes, f.renderDuration,
+		f.browserRestarts}
 }

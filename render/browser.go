@@ -119,7 +119,9 @@ func processAlive(pid int) bool {
 
 // treeRSS is the resident memory, in bytes, of pid and its descendants
 // (Chromium's renderer, GPU and utility processes), from /proc; 0 where
-// /proc cannot tell.
+// /proc cannot tell. Each process counts its proportional share (Pss) of
+// the pages it shares with the others, so the browser's libraries and
+// shared memory are counted once, not once per process.
 func treeRSS(pid int) int64 {
 	if pid == 0 {
 		return 0
@@ -162,21 +164,33 @@ func parentOf(pid int) int {
 	return pp
 }
 
-// rssOf is pid's VmRSS in bytes; 0 when unknown.
+// rssOf is pid's proportional resident memory (Pss, from smaps_rollup)
+// in bytes, or its VmRSS where the kernel has no smaps_rollup; 0 when
+// unknown.
 func rssOf(pid int) int64 {
-	f, err := os.Open(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if kb, ok := procField(filepath.Join("/proc", strconv.Itoa(pid), "smaps_rollup"), "Pss:"); ok {
+		return kb << 10
+	}
+	kb, _ := procField(filepath.Join("/proc", strconv.Itoa(pid), "status"), "VmRSS:")
+	return kb << 10
+}
+
+// procField is the number of kB on the line of the /proc file at path
+// that starts with name.
+func procField(path, name string) (int64, bool) {
+	f, err := os.Open(path)
 	if err != nil {
-		return 0
+		return 0, false
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb << 10
+		if v, ok := strings.CutPrefix(sc.Text(), name); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb, err == nil
 		}
 	}
-	return 0
+	return 0, false
 }
 
 // tailBuffer keeps the last 4 KiB written to it: the browser's output,

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/metrics"
 )
 
 // Page is one page to render: the document its caller fetched, and how.
@@ -62,10 +63,11 @@ type Renderer struct {
 	tabs chan struct{} // a token per tab rendering now (Options.Tabs)
 	idle chan *tab     // open tabs, kept for the next rendering
 
-	mu      sync.Mutex
-	cur     *instance
-	renders atomic.Int64
-	closed  bool
+	mu        sync.Mutex
+	cur       *instance
+	renders   atomic.Int64
+	closed    bool
+	restarted func(reason string) // OnRestart's; nil for none
 }
 
 // New returns a Renderer; the browser starts at the first Render or Check.
@@ -89,6 +91,18 @@ func (r *Renderer) Check(context.Context) error {
 	}
 	in.release()
 	return nil
+}
+
+// OnRestart has f called each time the browser is replaced, with the
+// reason: metrics.RestartDied (it crashed or was killed),
+// metrics.RestartHung (it stopped answering) or metrics.RestartMemory
+// (past Options.MaxMemory). f runs with the renderer locked, so it must
+// be quick and must not call the renderer; Registry.BrowserRestarted is
+// such a function.
+func (r *Renderer) OnRestart(f func(reason string)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.restarted = f
 }
 
 // Close stops the browser; renderings still running fail.
@@ -122,6 +136,7 @@ func (r *Renderer) instance() (*instance, error) {
 		r.log.Warn("browser died; starting another", zap.Int("pid", r.cur.pid))
 		r.cur.retire()
 		r.cur = nil
+		r.count(metrics.RestartDied)
 	}
 	if r.cur == nil {
 		in, err := startBrowser(r.opts)
@@ -135,16 +150,28 @@ func (r *Renderer) instance() (*instance, error) {
 	return r.cur, nil
 }
 
-// retire stops in once its renderings end, when it is still the current
-// browser: it died, hangs, or grew past the memory cap.
-func (r *Renderer) retire(in *instance, why string) {
+// retire stops in once its renderings end; when it is still the current
+// browser (it died, hangs, or grew past the memory cap, reason says which)
+// the next rendering starts another, and the restart is counted once.
+func (r *Renderer) retire(in *instance, reason, why string) {
 	r.mu.Lock()
-	if r.cur == in {
+	current := r.cur == in
+	if current {
 		r.cur = nil
+		r.count(reason)
 	}
 	r.mu.Unlock()
-	r.log.Warn("browser restarted", zap.Int("pid", in.pid), zap.String("why", why))
+	if current {
+		r.log.Warn("browser restarted", zap.Int("pid", in.pid), zap.String("reason", reason), zap.String("why", why))
+	}
 	in.retire()
+}
+
+// count reports a restart to the OnRestart function; r.mu is held.
+func (r *Renderer) count(reason string) {
+	if r.restarted != nil {
+		r.restarted(reason)
+	}
 }
 
 // Render loads p in a tab, waits as its Rendering says, and returns the
@@ -217,8 +244,11 @@ func (r *Renderer) classify(ctx context.Context, in *instance, p Page, err error
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()
-	case !in.alive() || !r.responds(in):
-		r.retire(in, "died or stopped answering")
+	case !in.alive():
+		r.retire(in, metrics.RestartDied, err.Error())
+		return fmt.Errorf("%w: %s: %w", ErrBrowserDied, p.URL, err)
+	case !r.responds(in):
+		r.retire(in, metrics.RestartHung, err.Error())
 		return fmt.Errorf("%w: %s: %w", ErrBrowserDied, p.URL, err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("%w: %s did not render within %s", ErrTimeout, p.URL, p.Rendering.Timeout)
@@ -244,6 +274,6 @@ func (r *Renderer) checkMemory(in *instance) {
 		return
 	}
 	if rss := treeRSS(in.pid); rss > r.opts.MaxMemory {
-		r.retire(in, fmt.Sprintf("memory %d MiB over the cap of %d MiB", rss>>20, r.opts.MaxMemory>>20))
+		r.retire(in, metrics.RestartMemory, fmt.Sprintf("memory %d MiB over the cap of %d MiB", rss>>20, r.opts.MaxMemory>>20))
 	}
 }

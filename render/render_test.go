@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/metrics"
 	"github.com/crawler-dev/crawler/statuspage/browsertest"
 )
 
@@ -222,6 +223,7 @@ fetch(%q).then(() => "reached", e => "refused").then(v => {
 func TestRender_BrowserKilled(t *testing.T) {
 	s := newSite(t)
 	r := newRenderer(t)
+	count := restarts(t, r)
 	if err := r.Check(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -250,6 +252,9 @@ func TestRender_BrowserKilled(t *testing.T) {
 	if r.pid() == first {
 		t.Error("the dead browser's pid is still the renderer's")
 	}
+	if got := count(metrics.RestartDied); got != 1 {
+		t.Errorf("restarts for a dead browser counted %v, want 1", got)
+	}
 }
 
 // TestRender_NoBrowser: a browser that is not there is ErrNoBrowser, from
@@ -266,5 +271,69 @@ func TestRender_NoBrowser(t *testing.T) {
 	}
 	if _, err := r.Render(context.Background(), Page{URL: "http://x.invalid/", Rendering: rendering("")}); !errors.Is(err, ErrNoBrowser) {
 		t.Errorf("Render = %v, want ErrNoBrowser", err)
+	}
+}
+
+// restarts is a metrics registry that counts r's browser restarts.
+func restarts(t *testing.T, r *Renderer) func(reason string) float64 {
+	t.Helper()
+	reg, err := metrics.New(metrics.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.OnRestart(reg.BrowserRestarted)
+	return func(reason string) float64 {
+		families, err := reg.Gatherer().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0.0
+		for _, f := range families {
+			if f.GetName() != "crawler_render_browser_restarts_total" {
+				continue
+			}
+			for _, m := range f.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "reason" && l.GetValue() == reason {
+						n += m.GetCounter().GetValue()
+					}
+				}
+			}
+		}
+		return n
+	}
+}
+
+// TestRender_MemoryCap: a browser past its memory cap (here 1 byte, so
+// always) is restarted between pages, each restart counted in
+// crawler_render_browser_restarts_total{reason="memory"}, and every page
+// still renders.
+func TestRender_MemoryCap(t *testing.T) {
+	s := newSite(t)
+	opts := DefaultOptions()
+	opts.Browser, opts.MaxMemory, opts.Tabs = browsertest.ChromiumPath(t), 1, 1
+	r, err := New(opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	count := restarts(t, r)
+	pids := map[int]bool{}
+	for i := range 2 * memoryCheckEvery {
+		res, err := r.Render(context.Background(), s.page(t, "/spa", rendering(".price:not(:empty)")))
+		if err != nil || !strings.Contains(string(res.HTML), "Rendered lamp") {
+			t.Fatalf("page %d: %v", i+1, err)
+		}
+		pids[r.pid()] = true // 0 once a restart is due: none runs until the next page
+	}
+	delete(pids, 0)
+	if got := count(metrics.RestartMemory); got != 2 {
+		t.Errorf("memory restarts counted %v after %d pages, want 2 (one per %d pages)", got, 2*memoryCheckEvery, memoryCheckEvery)
+	}
+	if len(pids) != 2 {
+		t.Errorf("pages rendered in %d browsers, want 2 (the cap restarts it after every %d pages)", len(pids), memoryCheckEvery)
+	}
+	if got := count(metrics.RestartDied) + count(metrics.RestartHung); got != 0 {
+		t.Errorf("%v restarts counted as died or hung; the browser only grew", got)
 	}
 }

@@ -35,6 +35,8 @@ type work struct {
 	marked chan struct{}
 	// visit is what a re-crawl of the page knows (recrawl.go).
 	visit visit
+	// rendered is true once the page was read from its rendered DOM.
+	rendered bool
 }
 
 // handle settles what the downloader made of a task: a fetched page's item
@@ -55,6 +57,7 @@ func (s *Slave) handle(ctx context.Context, res downloader.Result) {
 		if s.notModified(w, res) {
 			return
 		}
+		w.rendered = res.Rendered
 		item, found, err := s.measuredExtract(ctx, w, res.Page)
 		res.Page.Release()
 		if err != nil && ctx.Err() != nil {

@@ -114,11 +114,16 @@ func (c *committer) saveVisits(ctx context.Context, vs VisitStore, batch []pendi
 }
 
 // counts are the stats fields the task's acknowledgement adds one to:
-// what its visit found, over the job and in its round.
+// rendered when the page was read from its rendered DOM, and what its
+// visit found, over the job and in its round.
 func (w *work) counts() []string {
+	var counts []string
+	if w.rendered {
+		counts = append(counts, cluster.StatRendered)
+	}
 	if w.visit.change == "" {
-		return nil
+		return counts
 	}
 	c := string(w.visit.change)
-	return []string{c, cluster.RoundStat(c, w.task.Round)}
+	return append(counts, c, cluster.RoundStat(c, w.task.Round))
 }

@@ -326,7 +326,7 @@ func (r *checkReport) render(ctx context.Context, rf *renderFlags, spec *cluster
 	if !ok || rf == nil || !page.HTML {
 		return nil
 	}
-	rr, err := rf.get(nil)
+	rr, err := rf.get(nil, nil)
 	if err != nil {
 		return err
 	}

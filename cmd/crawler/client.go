@@ -204,6 +204,9 @@ func printStatus(w io.Writer, st *client.Status, asJSON bool) {
 		c.Discovered, c.Stored, c.Failed, c.Skipped, c.Duplicates, c.Cancelled, c.Queued, c.InFlight)
 	fmt.Fprintf(w, "  offsite %d, invalid links %d, near-duplicates %d, retries %d\n",
 		c.Offsite, c.InvalidLinks, c.NearDuplicates, c.Retries)
+	if c.Rendered > 0 {
+		fmt.Fprintf(w, "  rendered in the browser %d (list and detail pages)\n", c.Rendered)
+	}
 	printRounds(w, st)
 	ids := make([]string, 0, len(st.Slaves))
 	for id := range st.Slaves {

@@ -80,7 +80,7 @@ func runMaster(ctx context.Context, a *app, c masterConfig) error {
 		return err
 	}
 	instrument(p.rdb, reg, metrics.RoleMaster, 0)
-	rr, err := a.render.get(a.logger)
+	rr, err := a.render.get(a.logger, reg)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
+	"github.com/crawler-dev/crawler/metrics"
 	"github.com/crawler-dev/crawler/render"
 )
 
@@ -23,8 +24,8 @@ func (r *renderFlags) register(cmd *cobra.Command) {
 }
 
 // get returns the process's one Renderer; its browser starts at the first
-// page that needs it.
-func (r *renderFlags) get(log *zap.Logger) (*render.Renderer, error) {
+// page that needs it, and its restarts are counted in reg (nil: nowhere).
+func (r *renderFlags) get(log *zap.Logger, reg *metrics.Registry) (*render.Renderer, error) {
 	if r.opts == (render.Options{}) { // a command without the flags: the defaults
 		r.opts = render.DefaultOptions()
 	}
@@ -33,6 +34,7 @@ func (r *renderFlags) get(log *zap.Logger) (*render.Renderer, error) {
 		if err != nil {
 			return nil, err
 		}
+		rr.OnRestart(reg.BrowserRestarted)
 		r.renderer = rr
 	}
 	return r.renderer, nil

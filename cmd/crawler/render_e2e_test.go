@@ -97,6 +97,15 @@ kinds:
 	if len(got) != len(want) || got["/p/1"] != want["/p/1"] || got["/p/2"] != want["/p/2"] {
 		t.Errorf("items = %v, want %v (status %+v)", got, want, st.Counters)
 	}
+	// The start page and the two products stored were rendered; the page
+	// that never loads was not.
+	if st.Counters.Rendered != 3 {
+		t.Errorf("rendered = %d, want 3 (status %+v)", st.Counters.Rendered, st.Counters)
+	}
+	out, errOut, err := crawler(t, time.Minute, append([]string{"client", "status", "--job", "spa"}, env.flags()...)...)
+	if err != nil || !strings.Contains(out, "rendered in the browser 3 ") {
+		t.Errorf("client status: %v %s\n%s; want the rendered count", err, errOut, out)
+	}
 	fails := env.failures(t, "spa")
 	if len(fails) != 1 || !strings.HasSuffix(fails[0].URL, "/p/hang") || !strings.Contains(fails[0].Reason, "render_timeout") ||
 		fails[0].Attempts != 2 {

@@ -406,7 +406,7 @@ func startCluster(ctx context.Context, a *app, cfg runConfig, backend runBackend
 	if backend.tune != nil {
 		backend.tune(&mopts)
 	}
-	rr, err := a.render.get(log)
+	rr, err := a.render.get(log, reg)
 	if err != nil {
 		return nil, err
 	}

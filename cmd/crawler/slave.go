@@ -73,7 +73,7 @@ func runSlave(ctx context.Context, a *app, cf clusterFlags, mf metricsFlag, mong
 		return err
 	}
 	instrument(p.rdb, reg, metrics.RoleSlave, opts.ID)
-	rr, err := a.render.get(a.logger)
+	rr, err := a.render.get(a.logger, reg)
 	if err != nil {
 		return err
 	}
