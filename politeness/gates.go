@@ -136,7 +136,10 @@ func (p *Pass) Done(status int, retryAfter time.Duration) {
 		gt.paused = later(gt.paused, now.Add(min(retryAfter, g.budget.opts.MaxPause)))
 	}
 	gt.dispatch(g, now)
-	wake := g.isDue(gt, now) // the waiters left need tokens or slots, or a pause must be told
+	// The waiters left need tokens or slots, or a pause must be told; or
+	// the gate went idle, and Run must wake when its demand lingers out
+	// to give its slots back.
+	wake := g.isDue(gt, now) || (gt.demand() == 0 && gt.held > 0)
 	g.mu.Unlock()
 	if wake {
 		g.signal()
