@@ -102,7 +102,7 @@ func DefaultOptions() Options {
 // no longer use: longer than the gap between two levels of a walk (a
 // page parsed, its links committed, the next taken), short enough that
 // the slaves have the slots back soon after the walk ends.
-const listLinger = 250 * time.Millisecond
+const listLinger = 500 * time.Millisecond
 
 // listDownload is the downloader's defaults with the master's linger.
 func listDownload() downloader.Options {
