@@ -54,6 +54,12 @@ type Options struct {
 	// cap lasts unless renewed: a request that runs longer has it renewed
 	// while it runs, and the places of a process that dies free after it.
 	HostLeaseTTL time.Duration
+	// HostLinger is how long the process keeps a host's slots it no
+	// longer uses before it gives them back to the others (see
+	// politeness.Options.Linger). A master, whose list pages come in short
+	// bursts, sets it short: the slaves have the slots back soon after its
+	// walk ends.
+	HostLinger time.Duration
 	// HostRPS is the rate per host of a job with per_host_rps 0 and no
 	// Crawl-delay. Every process of a cluster must use the same value.
 	HostRPS float64
@@ -66,11 +72,13 @@ const DefaultHostRPS = 5
 
 // DefaultOptions returns the defaults: 32 workers, retries from 500ms to
 // 30s, proxy waits from 1s to 30s (50ms while proxies are only busy), 5 proxy faults per page, robots.txt
-// waited for up to 1h, host leases of 2m, 5 requests/s per host.
+// waited for up to 1h, host leases of 2m, host slots kept 2s unused,
+// 5 requests/s per host.
 func DefaultOptions() Options {
 	return Options{Workers: 32, RetryBase: 500 * time.Millisecond, RetryMax: 30 * time.Second,
 		ProxyWait: time.Second, MaxProxyWait: 30 * time.Second, ProxyBusyWait: 50 * time.Millisecond, MaxProxyFaults: 5,
-		MaxRobotsWait: time.Hour, HostLeaseTTL: politeness.DefaultOptions().LeaseTTL, HostRPS: DefaultHostRPS}
+		MaxRobotsWait: time.Hour, HostLeaseTTL: politeness.DefaultOptions().LeaseTTL,
+		HostLinger: politeness.DefaultOptions().Linger, HostRPS: DefaultHostRPS}
 }
 
 // Validate reports the first option out of range as a *cluster.FieldError.
@@ -94,6 +102,8 @@ func (o Options) Validate() error {
 		return cluster.Invalid("MaxRobotsWait", o.MaxRobotsWait, "is outside 10ms..168h")
 	case o.HostLeaseTTL < 10*time.Millisecond || o.HostLeaseTTL > 24*time.Hour:
 		return cluster.Invalid("HostLeaseTTL", o.HostLeaseTTL, "is outside 10ms..24h")
+	case o.HostLinger < 0 || o.HostLinger > time.Hour:
+		return cluster.Invalid("HostLinger", o.HostLinger, "is outside 0..1h")
 	case !(o.HostRPS > 0 && o.HostRPS <= politeness.MaxRPS):
 		return cluster.Invalid("HostRPS", o.HostRPS, "is outside (0, %d]", politeness.MaxRPS)
 	}
@@ -165,7 +175,7 @@ func New(opts Options, deps Deps) (*Downloader, error) {
 		log = zap.NewNop()
 	}
 	popts := politeness.DefaultOptions()
-	popts.Keys, popts.DefaultRPS, popts.LeaseTTL = deps.Keys, opts.HostRPS, opts.HostLeaseTTL
+	popts.Keys, popts.DefaultRPS, popts.LeaseTTL, popts.Linger = deps.Keys, opts.HostRPS, opts.HostLeaseTTL, opts.HostLinger
 	popts.Heartbeat = min(popts.Heartbeat, opts.HostLeaseTTL/5)
 	popts.Contended = min(popts.Contended, popts.Heartbeat)
 	budget, err := politeness.New(deps.Redis, popts)

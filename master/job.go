@@ -213,6 +213,9 @@ func (r *jobRunner) cancel(ctx context.Context) error {
 func (r *jobRunner) seed(ctx context.Context, round int64) error {
 	for ctx.Err() == nil {
 		left, err := r.frontier.seed(ctx, round)
+		if err == nil {
+			r.nudge() // the feeder may have found the frontier empty: the walk starts now, not at its next look
+		}
 		switch {
 		case errors.Is(err, errFenced):
 			return err

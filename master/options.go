@@ -94,8 +94,21 @@ func DefaultOptions() Options {
 		MaxMemory:       256 << 20,
 		DedupCache:      dedup.DefaultCacheBytes,
 		Fetch:           fetch.DefaultOptions(),
-		Download:        downloader.DefaultOptions(),
+		Download:        listDownload(),
 	}
+}
+
+// listLinger is how long the master keeps a host's slots its list pages
+// no longer use: longer than the gap between two levels of a walk (a
+// page parsed, its links committed, the next taken), short enough that
+// the slaves have the slots back soon after the walk ends.
+const listLinger = 500 * time.Millisecond
+
+// listDownload is the downloader's defaults with the master's linger.
+func listDownload() downloader.Options {
+	o := downloader.DefaultOptions()
+	o.HostLinger = listLinger
+	return o
 }
 
 // Validate reports the first option out of range, as a *cluster.FieldError.

@@ -27,9 +27,12 @@ import (
 // could use, and the cap is split by water-filling, so a master that
 // needs one slot for its list pages gets it whole, and the slaves split
 // the rest evenly. A process holding more than its share gives back what
-// it does not use at once, and the rest as its requests end; one that
-// joins gets its share within a few Options.Contended. The slots of a
-// process that dies free after Options.LeaseTTL.
+// it does not use at once, and the rest as its requests end; one whose
+// requests ended gives its slots back once Options.Linger has passed (a
+// master whose walk is over), and one with requests waiting that holds
+// less than it could use asks again every Options.Contended, so it takes
+// them up; one that joins gets its share within a few Options.Contended.
+// The slots of a process that dies free after Options.LeaseTTL.
 type Gates struct {
 	budget *Budget
 	holder string
@@ -136,7 +139,10 @@ func (p *Pass) Done(status int, retryAfter time.Duration) {
 		gt.paused = later(gt.paused, now.Add(min(retryAfter, g.budget.opts.MaxPause)))
 	}
 	gt.dispatch(g, now)
-	wake := g.isDue(gt, now) // the waiters left need tokens or slots, or a pause must be told
+	// The waiters left need tokens or slots, or a pause must be told; or
+	// the gate went idle, and Run must wake when its demand lingers out
+	// to give its slots back.
+	wake := g.isDue(gt, now) || (gt.demand() == 0 && gt.held > 0)
 	g.mu.Unlock()
 	if wake {
 		g.signal()

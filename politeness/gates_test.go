@@ -336,6 +336,50 @@ func TestGates_StopGivesBack(t *testing.T) {
 	})
 }
 
+// TestGates_LingerGivesBack: a process whose demand ended (a master whose
+// list walk is over) gives its slots back once it has lingered, not at its
+// next heartbeat, and a process with requests waiting that holds less than
+// it could use takes them up: it ends up with the whole cap. Heartbeats
+// are half an hour here, so neither can come from one.
+func TestGates_LingerGivesBack(t *testing.T) {
+	forServers(t, func(t *testing.T, srv server, ctx context.Context) {
+		slow := func(o *Options) {
+			o.LeaseTTL, o.Heartbeat, o.Contended, o.Linger = time.Hour, 30*time.Minute, 10*time.Millisecond, 100*time.Millisecond
+		}
+		rule := Rule{RPS: MaxRPS, Burst: 1000, Concurrency: 4}
+		walker := startGates(t, srv.connect(), srv.keys, slow)
+		pass, err := walker.gates.Enter(ctx, "linger.test", rule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pass.Done(200, 0) // its walk is over
+		busy := startGates(t, srv.connect(), srv.keys, slow)
+		var inflight, peak atomic.Int64
+		var stop atomic.Bool
+		var wg sync.WaitGroup
+		defer func() { stop.Store(true); wg.Wait() }()
+		for range 20 {
+			wg.Go(func() {
+				for !stop.Load() && ctx.Err() == nil {
+					p, err := busy.gates.Enter(ctx, "linger.test", rule)
+					if err != nil {
+						return
+					}
+					n := inflight.Add(1)
+					for m := peak.Load(); n > m && !peak.CompareAndSwap(m, n); m = peak.Load() {
+					}
+					time.Sleep(time.Millisecond)
+					inflight.Add(-1)
+					p.Done(200, 0)
+				}
+			})
+		}
+		testenv.Eventually(t, 10*time.Second, "the busy process has the whole cap in flight", func() bool {
+			return peak.Load() == 4
+		})
+	})
+}
+
 // TestGates_Parked: waiters of a paused host count as parked; those of a
 // host that is merely busy do not.
 func TestGates_Parked(t *testing.T) {

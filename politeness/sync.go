@@ -88,6 +88,8 @@ func (g *Gates) isDue(gt *gate, now time.Time) bool {
 		return true // refill before the stock runs out, so no request waits for it
 	case gt.held > max(gt.share, gt.busy):
 		return true
+	case gt.held > gt.busy && gt.want(now, g.budget.opts.Linger) < gt.reported:
+		return true // its demand lingered out: the others may use what it holds
 	case (gt.registered || gt.held > 0) && !now.Before(g.nextHeartbeat(gt)):
 		return true
 	}
@@ -95,10 +97,13 @@ func (g *Gates) isDue(gt *gate, now time.Time) bool {
 }
 
 // mayGrow reports whether a sync may bring gt more slots: its holding must
-// be renewed, its share is more than it holds, or its demand grew past
-// what it last told.
+// be renewed, its share is more than it holds, its demand grew past what
+// it last told, or it holds less than it told it could use (another
+// process may have given slots back since: the caller asks again only
+// every Options.Contended).
 func (g *Gates) mayGrow(gt *gate, now time.Time) bool {
-	return !now.Before(gt.validUntil) || gt.held < gt.share || gt.want(now, g.budget.opts.Linger) > gt.reported
+	want := gt.want(now, g.budget.opts.Linger)
+	return !now.Before(gt.validUntil) || gt.held < gt.share || want > gt.reported || gt.held < want
 }
 
 // nextHeartbeat is when gt's holding must be renewed.
@@ -296,6 +301,11 @@ func (g *Gates) untilDue(now time.Time) time.Duration {
 		}
 		if gt.registered || gt.held > 0 {
 			next = earliest(next, g.nextHeartbeat(gt))
+		}
+		if gt.held > gt.busy && gt.reported > gt.demand() {
+			if t := gt.peakAt.Add(g.budget.opts.Linger); t.After(now) {
+				next = earliest(next, t) // its demand lingers out then
+			}
 		}
 		if len(gt.waiters) > 0 {
 			for _, t := range []time.Time{gt.retryAt, gt.rateAt, gt.paused, gt.validUntil, gt.tokens.ends(now)} {
