@@ -146,6 +146,7 @@ func (x *Index) commit(ctx context.Context, entries []Entry) ([]Result, error) {
 		if done { // only a mirror that was synced, and so decided, is whole
 			// The records follow the bytes the mirror held: replay them.
 			if err := x.mirror.sync(x.mirror.gen, x.heldBytes(), [2][]byte{nil, records}); err != nil {
+				x.mirror.forget()
 				return nil, err
 			}
 			return res, nil
@@ -183,7 +184,16 @@ func (x *Index) call(ctx context.Context, records []byte) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return false, x.mirror.sync(gen, from, tails)
+	if err := x.mirror.sync(gen, from, tails); err != nil {
+		if held == [2]int64{} {
+			return false, err // read whole: the log itself is corrupt
+		}
+		// The logs are not what the mirror held, though as long: a Redis
+		// failover lost their last appends and others wrote since. Read
+		// them whole on the next try.
+		x.mirror.forget()
+	}
+	return false, nil
 }
 
 // parseHead reads the status, generation and time of a commit reply.

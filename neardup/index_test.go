@@ -275,6 +275,26 @@ func TestIndex_Mirror(t *testing.T) {
 			}
 			checkIndex(t, x, rdb)
 		})
+		t.Run("a log that lost its last appends and grew again is read again", func(t *testing.T) {
+			ctx := context.Background()
+			g := generationOf(t, x, rdb, "https://example.com/a/long/path/7")
+			whole := rdb.Get(ctx, g.key).Val()
+			findOrAdd(t, x, Entry{"lost", ^h ^ 0xff00})
+			// A failover: the log is back to what it was before x's last
+			// append, and another process appends more than that.
+			if err := rdb.Set(ctx, g.key, whole, time.Hour).Err(); err != nil {
+				t.Fatal(err)
+			}
+			other, err := New(rdb, x.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			findOrAdd(t, other, Entry{"https://example.com/another/long/path/after/the/failover", ^h ^ 0xff0000})
+			if r := findOrAdd(t, x, Entry{"j", ^h ^ 0xff0000 ^ 1})[0]; r.Of != "https://example.com/another/long/path/after/the/failover" {
+				t.Fatalf("got %+v, want the entry added after the failover", r)
+			}
+			checkIndex(t, x, rdb)
+		})
 		t.Run("a corrupt log is named", func(t *testing.T) {
 			g := generationOf(t, x, rdb, "https://example.com/a/long/path/7")
 			if err := rdb.Append(context.Background(), g.key, "x-not-a-record-x-not-a-record").Err(); err != nil {

@@ -55,6 +55,13 @@ func newMirror() *mirror {
 	return m
 }
 
+// forget drops everything the mirror holds, as before its first sync, so
+// that the next sync reads the logs whole.
+func (m *mirror) forget() {
+	m.logs, m.gen = [2]genLog{}, -1
+	m.reset()
+}
+
 // reset empties the replayed state (the logs are kept).
 func (m *mirror) reset() {
 	m.entries = m.entries[:0]
