@@ -74,10 +74,14 @@ func (c *Client) Submit(ctx context.Context, spec *cluster.JobSpec) error {
 	return nil
 }
 
-// bumpJobs tells idle masters and slaves that a job changed; they would
-// notice within seconds anyway, so a failure here is not the user's.
+// bumpJobs tells idle masters and slaves that a job changed, and wakes
+// the masters (cluster.Keys.JobsChannel); they would notice within seconds
+// anyway, so a failure here is not the user's.
 func (c *Client) bumpJobs(ctx context.Context) {
-	_ = c.rdb.Incr(ctx, c.keys.JobsVersion()).Err()
+	pipe := c.rdb.Pipeline()
+	pipe.Incr(ctx, c.keys.JobsVersion())
+	pipe.Publish(ctx, c.keys.JobsChannel(), "1")
+	_, _ = pipe.Exec(ctx)
 }
 
 // seedEntryBytes is what Redis spends on one seed besides its bytes: the

@@ -38,6 +38,11 @@ func (k Keys) TasksChannel(slave int) string { return fmt.Sprintf("%s:tasks:%d",
 // instead of every job's state each second.
 func (k Keys) JobsVersion() string { return k.prefix() + ":jobs:version" }
 
+// JobsChannel is the Pub/Sub channel on which whoever bumps JobsVersion
+// says so, so that a master takes up a submitted job at once rather than
+// at its next tick; a message lost costs only that tick.
+func (k Keys) JobsChannel() string { return k.prefix() + ":jobs:changed" }
+
 // Job returns the keys of one job.
 func (k Keys) Job(name string) JobKeys {
 	return JobKeys{tag: "{" + k.prefix() + ":job:" + name + "}"}

@@ -32,6 +32,7 @@ type Master struct {
 	registry  *membership.Registry
 	routes    atomic.Pointer[assign.Snapshot] // the live slave table prepared for routing, kept by Watch
 	watchWake chan struct{}                   // wakes Watch to read the table now (buffered, 1)
+	jobsWake  chan struct{}                   // wakes coordinate to look at the jobs now (buffered, 1)
 
 	mu   sync.Mutex
 	jobs map[string]*ownedJob
@@ -158,6 +159,7 @@ func New(opts Options, deps Deps) (*Master, error) {
 		registry:  registry,
 		jobs:      map[string]*ownedJob{},
 		watchWake: make(chan struct{}, 1),
+		jobsWake:  make(chan struct{}, 1),
 	}, nil
 }
 
@@ -175,6 +177,8 @@ func (m *Master) Run(ctx context.Context) error {
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	watch := &watchJoin{ch: make(chan error, 1)}
 	go func() { watch.ch <- m.registry.WatchEvery(watchCtx, m.watchEvery, m.watchWake, m.useTable) }()
+	listenDone := make(chan struct{})
+	go func() { defer close(listenDone); m.listenJobs(watchCtx) }()
 	dlCtx, stopDownloads := context.WithCancel(context.WithoutCancel(ctx))
 	dlDone := make(chan struct{})
 	go func() { defer close(dlDone); _ = m.dl.Run(dlCtx) }()
@@ -183,6 +187,7 @@ func (m *Master) Run(ctx context.Context) error {
 	if err == nil {
 		err = watch.wait() // Watch returns nil once its context ends
 	}
+	<-listenDone
 	m.stopAll()
 	stopDownloads()
 	<-dlDone
@@ -232,6 +237,31 @@ func (m *Master) coordinate(ctx context.Context, watch *watchJoin) error {
 		case err := <-watch.ch:
 			return watch.received(err)
 		case <-ticker.C:
+		case <-m.jobsWake:
+		}
+	}
+}
+
+// listenJobs wakes the coordinator whenever a job is said to have changed
+// (cluster.Keys.JobsChannel), until ctx ends: a submitted job is taken up
+// at once instead of at the next tick. go-redis resubscribes after a
+// dropped connection; a message missed meanwhile costs one tick.
+func (m *Master) listenJobs(ctx context.Context) {
+	sub := m.deps.Redis.Subscribe(ctx, m.deps.Keys.JobsChannel())
+	defer sub.Close()
+	ch := sub.Channel()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case _, ok := <-ch:
+			if !ok {
+				return
+			}
+			select {
+			case m.jobsWake <- struct{}{}:
+			default:
+			}
 		}
 	}
 }

@@ -98,3 +98,50 @@ func TestMaster_Run_watchError(t *testing.T) {
 		t.Errorf("Run on a cancelled context = %v, want nil", err)
 	}
 }
+
+// TestMaster_Run_submitWakes: a master takes up a submitted job as soon as
+// the client says so (cluster.Keys.JobsChannel), not at its next tick: with
+// a tick of ten minutes, the job is owned within seconds of its submission.
+func TestMaster_Run_submitWakes(t *testing.T) {
+	f := newFixture(t)
+	f.m.opts.Tick, f.m.opts.JobLease = 10*time.Minute, 30*time.Minute
+	scans := &countScans{jobs: f.keys.Jobs()}
+	f.rdb.AddHook(scans)
+	ctx, cancel := context.WithCancel(f.ctx)
+	done := make(chan error, 1)
+	go func() { done <- f.m.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	testenv.Eventually(t, 30*time.Second, "the master listens for job changes", func() bool {
+		n, err := f.rdb.PubSubNumSub(f.ctx, f.keys.JobsChannel()).Result()
+		return err == nil && n[f.keys.JobsChannel()] > 0
+	})
+	testenv.Eventually(t, 30*time.Second, "the master's first scan of the jobs", func() bool { return scans.Load() > 0 })
+	f.submit(t, "http://127.0.0.1:1/list")
+	testenv.Eventually(t, 30*time.Second, "the master owns the submitted job", func() bool {
+		owner, err := f.rdb.Get(f.ctx, f.jk.Owner()).Result()
+		return err == nil && owner != ""
+	})
+}
+
+// countScans is a go-redis hook that counts the master's job scans (ZRANGE
+// of the jobs) once they are answered.
+type countScans struct {
+	jobs string
+	atomic.Int64
+}
+
+func (h *countScans) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *countScans) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (h *countScans) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if args := cmd.Args(); cmd.Name() == "zrange" && len(args) > 1 && args[1] == h.jobs {
+			h.Add(1)
+		}
+		return err
+	}
+}
