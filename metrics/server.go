@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/crawler-dev/crawler/cluster"
@@ -30,7 +31,7 @@ type Server struct {
 // serves r on it in the background until ctx ends. Give it a loopback
 // address (DefaultAddr) unless the metrics must be reachable from other
 // hosts. Wait or Close joins it.
-func Serve(ctx context.Context, addr string, r *Registry) (*Server, error) {
+func Serve(ctx context.Context, addr string, r *Registry, opts ...ServeOption) (*Server, error) {
 	if r == nil {
 		return nil, errors.New("metrics: Serve needs a registry")
 	}
@@ -47,6 +48,9 @@ func Serve(ctx context.Context, addr string, r *Registry) (*Server, error) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
 	})
+	for _, o := range opts {
+		o(mux)
+	}
 	ctx, stop := context.WithCancel(ctx)
 	s := &Server{
 		srv:  &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute},
@@ -56,6 +60,23 @@ func Serve(ctx context.Context, addr string, r *Registry) (*Server, error) {
 	}
 	go s.run(ctx, ln)
 	return s, nil
+}
+
+// ServeOption adds handlers to what a Server serves.
+type ServeOption func(*http.ServeMux)
+
+// WithProfiles serves the Go runtime's profiles at /debug/pprof/ beside
+// /metrics (CPU, heap, goroutines, ...: go tool pprof reads them), for
+// finding where a process spends its time. A CPU profile costs while it
+// runs; the address should stay on loopback.
+func WithProfiles() ServeOption {
+	return func(mux *http.ServeMux) {
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	}
 }
 
 // run serves until ctx ends, then shuts down; both goroutines end before

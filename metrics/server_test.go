@@ -84,3 +84,27 @@ func closedPort(t *testing.T) string {
 	ln.Close()
 	return addr
 }
+
+// TestServe_profiles: the runtime's profiles are served only when asked
+// for (WithProfiles), so a metrics port does not expose them by default.
+func TestServe_profiles(t *testing.T) {
+	r := newRegistry(t, DefaultOptions())
+	for _, tc := range []struct {
+		name string
+		opts []ServeOption
+		want int
+	}{{"default", nil, 404}, {"with profiles", []ServeOption{WithProfiles()}, 200}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Serve(context.Background(), "127.0.0.1:0", r, tc.opts...)
+			if err != nil {
+				t.Fatalf("Serve: %v", err)
+			}
+			defer s.Close()
+			for _, path := range []string{"/debug/pprof/", "/debug/pprof/goroutine?debug=1"} {
+				if status, _, _ := get(t, "http://"+s.Addr()+path); status != tc.want {
+					t.Errorf("GET %s = %d, want %d", path, status, tc.want)
+				}
+			}
+		})
+	}
+}

@@ -135,3 +135,15 @@ func TestCLI_mongoUnreachable(t *testing.T) {
 		t.Errorf("stderr shows the driver's topology:\n%s", tail(stderr, 2000))
 	}
 }
+
+// TestCLI_pprofNeedsMetrics: --pprof without --metrics, where the
+// profiles would be served, is an error naming both, before anything
+// connects; with --metrics the process serves them there.
+func TestCLI_pprofNeedsMetrics(t *testing.T) {
+	for _, args := range [][]string{{"slave", "--id", "0"}, {"master"}, {"run", "--job", "x.yaml", "-o", "x.jsonl"}} {
+		_, stderr, err := crawler(t, time.Minute, append(args, "--pprof", "--redis", "redis://127.0.0.1:1/0")...)
+		if err == nil || !strings.Contains(stderr, "--pprof: needs --metrics") {
+			t.Errorf("crawler %v --pprof: %v, stderr %q; want an error naming --pprof and --metrics", args, err, stderr)
+		}
+	}
+}

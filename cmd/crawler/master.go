@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os/signal"
 	"syscall"
 
@@ -36,7 +37,7 @@ func newMasterCmd(a *app) *cobra.Command {
   crawler master --id master-b --redis ... --mongo ...   # a second master, for availability`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := c.cf.validate(); err != nil {
+			if err := errors.Join(c.cf.validate(), c.mf.validate()); err != nil {
 				return err
 			}
 			c.opts.MaxSlaves = c.cf.maxSlaves

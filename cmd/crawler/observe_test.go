@@ -65,13 +65,18 @@ func TestObserve_MetricsAndStatusPage(t *testing.T) {
 	site, base := serveSite(t, faultSite) // 20 ms a page: the crawl lasts a few ticks of the master
 	mport, sport, hport := freePort(t), freePort(t), freePort(t)
 	env.masterArgs = []string{"--metrics", "127.0.0.1:" + mport, "--http", "127.0.0.1:" + hport}
-	env.slaveArgs = []string{"--metrics", "127.0.0.1:" + sport}
+	env.slaveArgs = []string{"--metrics", "127.0.0.1:" + sport, "--pprof"}
 	env.startMaster(t, "master")
 	env.startSlave(t, 0)
 	env.waitSlaves(t, 0)
 	env.submit(t, "observed", writeJob(t, "observed", base))
 	env.waitProgress(t, "observed", "100 pages stored", func(c client.Counters) bool { return c.Stored >= 100 })
 	during := scrapeMetrics(t, "http://127.0.0.1:"+sport+"/metrics")
+	for port, want := range map[string]int{sport: 200, mport: 404} { // --pprof: the slave's profiles, not the master's
+		if got := httpStatus(t, "http://127.0.0.1:"+port+"/debug/pprof/goroutine?debug=1"); got != want {
+			t.Errorf("GET /debug/pprof/goroutine on :%s = %d, want %d", port, got, want)
+		}
+	}
 	queueGauges := false // the master sets them each tick from the queues' depths
 	testenv.Eventually(t, time.Minute, "the master's queue gauges, mid-crawl", func() bool {
 		_, queueGauges = scrapeMetrics(t, "http://127.0.0.1:"+mport+"/metrics")["crawler_queue_tasks"]
@@ -142,4 +147,15 @@ func TestObserve_MetricsAndStatusPage(t *testing.T) {
 	if len(snap.Slaves) != 1 || !snap.Slaves[0].Live {
 		t.Errorf("status page slaves = %+v, want slave 0 live", snap.Slaves)
 	}
+}
+
+// httpStatus is the status of a GET of url.
+func httpStatus(t *testing.T, url string) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }

@@ -38,7 +38,7 @@ time. Jobs use the pool with proxy: auto or require.`,
 			if len(pf.sources) == 0 {
 				return errors.New("--proxy-source: at least one proxy list is required")
 			}
-			if err := cf.validate(); err != nil {
+			if err := errors.Join(cf.validate(), mf.validate()); err != nil {
 				return err
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)

@@ -58,6 +58,9 @@ func (c *runConfig) register(cmd *cobra.Command, defaultOutput string) {
 }
 
 func (c *runConfig) validate() error {
+	if err := c.metrics.validate(); err != nil {
+		return err
+	}
 	switch {
 	case c.slaves < 1 || c.slaves > cluster.DefaultMaxSlaves:
 		return fmt.Errorf("--slaves: %d is outside 1..%d", c.slaves, cluster.DefaultMaxSlaves)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -49,15 +50,27 @@ func listenAddr(addr string) string {
 }
 
 // metricsFlag is --metrics: where a process serves /metrics.
-type metricsFlag struct{ addr string }
+type metricsFlag struct {
+	addr     string
+	profiles bool // --pprof
+}
 
 func (m *metricsFlag) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&m.addr, "metrics", "", "serve Prometheus /metrics on this address (e.g. "+metrics.DefaultAddr+
 		"; a bare port means 127.0.0.1, 0.0.0.0:PORT every interface); empty: off")
+	cmd.Flags().BoolVar(&m.profiles, "pprof", false, "with --metrics: also serve Go's runtime profiles at /debug/pprof/ on that address (for go tool pprof)")
 }
 
 // registry returns the process's metrics registry, or nil when --metrics
 // is off.
+// validate refuses --pprof without --metrics.
+func (m *metricsFlag) validate() error {
+	if m.addr == "" && m.profiles {
+		return errors.New("--pprof: needs --metrics, the address the profiles are served on")
+	}
+	return nil
+}
+
 func (m *metricsFlag) registry() (*metrics.Registry, error) {
 	if m.addr == "" {
 		return nil, nil
@@ -71,7 +84,11 @@ func (m *metricsFlag) serve(ctx context.Context, reg *metrics.Registry, log *zap
 	if reg == nil || m.addr == "" {
 		return nil, nil
 	}
-	srv, err := metrics.Serve(ctx, listenAddr(m.addr), reg)
+	var opts []metrics.ServeOption
+	if m.profiles {
+		opts = append(opts, metrics.WithProfiles())
+	}
+	srv, err := metrics.Serve(ctx, listenAddr(m.addr), reg, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("--metrics: %w", err)
 	}

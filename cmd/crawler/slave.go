@@ -33,7 +33,7 @@ func newSlaveCmd(a *app) *cobra.Command {
 			if !cmd.Flags().Changed("id") {
 				return errors.New("--id: required (0 <= id < --max-slaves)")
 			}
-			if err := cf.validate(); err != nil {
+			if err := errors.Join(cf.validate(), mf.validate()); err != nil {
 				return err
 			}
 			opts.MaxSlaves = cf.maxSlaves
