@@ -84,6 +84,7 @@ func reverseWords(s string) string {
 func BenchmarkSimhash(b *testing.B) {
 	text := enA + "\n" + zhA
 	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
 	for b.Loop() {
 		Simhash(text)
 	}
