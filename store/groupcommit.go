@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -72,6 +73,12 @@ func (l *lineFile) append(ctx context.Context, key string, line []byte) error {
 	if err != nil {
 		return err
 	}
+	return c.wait(ctx)
+}
+
+// wait returns once c is written and fsynced (c's error, nil when it is
+// on disk) or ctx ends (ctx's error).
+func (c *commit) wait(ctx context.Context) error {
 	select {
 	case <-c.done:
 		return c.err
@@ -80,6 +87,9 @@ func (l *lineFile) append(ctx context.Context, key string, line []byte) error {
 	}
 }
 
+// enqueue adds a copy of line under key to the pending batch, unless key
+// is written or on its way already, and returns the batch that carries
+// key.
 func (l *lineFile) enqueue(key string, line []byte) (*commit, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -182,4 +192,26 @@ func (l *lineFile) close() error {
 		}
 	}
 	return err
+}
+
+// recordBuffers hold records being encoded until they are copied into a
+// batch.
+var recordBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBuffer is the largest buffer put back in recordBuffers: an
+// outsized record's buffer is left to the collector.
+const maxPooledBuffer = 64 << 10
+
+// getBuffer returns an empty buffer from recordBuffers.
+func getBuffer() *bytes.Buffer {
+	buf := recordBuffers.Get().(*bytes.Buffer)
+	buf.Reset()
+	return buf
+}
+
+// putBuffer gives buf back to recordBuffers.
+func putBuffer(buf *bytes.Buffer) {
+	if buf.Cap() <= maxPooledBuffer {
+		recordBuffers.Put(buf)
+	}
 }
