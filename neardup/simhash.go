@@ -103,11 +103,15 @@ func eachFeature(text string, add func(uint64)) {
 	for i := 0; i < len(text); {
 		r := rune(text[i])
 		if r < utf8.RuneSelf { // ASCII: one look-up
-			if lower := asciiWord[r]; lower != 0 {
-				endCJK()
-				word = append(word, lower)
+			if lower := asciiWord[r]; lower == 0 {
+				if len(word) > 0 {
+					endWord()
+				}
 			} else {
-				endWord()
+				if len(cjk) > 0 {
+					endCJK()
+				}
+				word = append(word, lower)
 			}
 			i++
 			continue
