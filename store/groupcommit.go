@@ -27,6 +27,7 @@ type lineFile struct {
 	mu      sync.Mutex
 	keys    map[string]*commit // key -> the batch that carries it
 	pending *commit            // the batch filling now
+	spare   []byte             // the buffer of the last batch written, for the next one
 	count   int                // records durably written, found on open included
 	err     error              // the first failed write or fsync: sticky
 	closed  bool
@@ -103,7 +104,8 @@ func (l *lineFile) enqueue(key string, line []byte) (*commit, error) {
 		return c, nil
 	}
 	if l.pending == nil {
-		l.pending = &commit{done: make(chan struct{})}
+		l.pending = &commit{buf: l.spare, done: make(chan struct{})}
+		l.spare = nil
 	}
 	c := l.pending
 	c.buf = append(c.buf, line...)
@@ -142,8 +144,12 @@ func (l *lineFile) flush() {
 	if c.err == nil {
 		c.err = l.write(c.buf)
 	}
+	buf := c.buf[:0]
 	c.buf = nil
 	l.mu.Lock()
+	if cap(buf) <= maxSpareBatch {
+		l.spare = buf
+	}
 	if c.err == nil {
 		l.count += c.n
 	} else if l.err == nil {
@@ -197,6 +203,10 @@ func (l *lineFile) close() error {
 // recordBuffers hold records being encoded until they are copied into a
 // batch.
 var recordBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxSpareBatch is the largest batch buffer a lineFile keeps for its
+// next batch.
+const maxSpareBatch = 4 << 20
 
 // maxPooledBuffer is the largest buffer put back in recordBuffers: an
 // outsized record's buffer is left to the collector.
