@@ -137,8 +137,7 @@ const ParkHorizon = 2 * time.Second
 // Downloader sends one process's requests: see the package comment. Each
 // request runs on a goroutine of its own from Submit to its Done, through
 // the steps of fetchPage; waiting anywhere costs a parked goroutine, not
-// a worker and not a poll. A goroutine that finished a request carries
-// the next one submitted, if it comes soon (see carry).
+// a worker and not a poll.
 type Downloader struct {
 	opts   Options
 	deps   Deps
@@ -161,9 +160,6 @@ type Downloader struct {
 	pending   atomic.Int64       // submitted and not yet finished
 	parked    atomic.Int64       // in a wait of ParkHorizon or longer
 	wg        sync.WaitGroup
-	// idle hands a submitted request to a carrier goroutine waiting for
-	// one (see carry).
-	idle chan *Request
 }
 
 // New returns a Downloader; Run sends its requests.
@@ -193,7 +189,7 @@ func New(opts Options, deps Deps) (*Downloader, error) {
 	stop, halt := context.WithCancel(context.Background())
 	d := &Downloader{opts: opts, deps: deps, log: log.Named("downloader"), gates: budget.NewGates(log), pool: pool,
 		robotsOpts: robots.DefaultOptions(), workers: make(chan struct{}, opts.Workers),
-		gate: make(chan struct{}, max(opts.Workers, 16)), stop: stop, halt: halt, idle: make(chan *Request)}
+		gate: make(chan struct{}, max(opts.Workers, 16)), stop: stop, halt: halt}
 	d.waits = newProxyWaits(d)
 	return d, nil
 }
@@ -218,48 +214,15 @@ func (d *Downloader) Parked() int {
 func (d *Downloader) Submit(r *Request) {
 	d.pending.Add(1)
 	d.wg.Add(1)
-	select {
-	case d.idle <- r: // a carrier between requests takes it
-	default:
-		go d.carry(r)
-	}
-}
-
-// carrierIdle is how long a carrier waits for another request after it
-// finished one before it ends.
-const carrierIdle = 5 * time.Second
-
-// carry takes r from Submit to its Done, then waits up to carrierIdle
-// for the next request that Submit hands over, until the Downloader
-// stops. A request's way (fetch, then its Done: extraction, the store)
-// runs deep; a goroutine that carried one has its stack grown already,
-// where a new goroutine per request grew it again each time (6% of a
-// slave's CPU went to copying stacks).
-func (d *Downloader) carry(r *Request) {
-	idle := time.NewTimer(carrierIdle)
-	defer idle.Stop()
-	for {
-		d.carryOne(r)
-		idle.Reset(carrierIdle)
-		select {
-		case r = <-d.idle:
-		case <-idle.C:
-			return
-		case <-d.stop.Done():
-			return
-		}
-	}
-}
-
-// carryOne takes r from Submit to its Done.
-func (d *Downloader) carryOne(r *Request) {
-	defer d.wg.Done()
-	ctx, cancel := d.waitContext(r)
-	res := d.fetchPage(ctx, r)
-	cancel()
-	res.Request, res.Tries = r, r.tries
-	d.pending.Add(-1)
-	r.Done(context.Background(), res)
+	go func() {
+		defer d.wg.Done()
+		ctx, cancel := d.waitContext(r)
+		res := d.fetchPage(ctx, r)
+		cancel()
+		res.Request, res.Tries = r, r.tries
+		d.pending.Add(-1)
+		r.Done(context.Background(), res)
+	}()
 }
 
 // waitContext is the context r waits under: it ends when r.Ctx or
