@@ -91,32 +91,3 @@ func TestSimhash_SameAsReference(t *testing.T) {
 		}
 	}
 }
-
-// BenchmarkSimhash_Reference is BenchmarkSimhash on the first way of
-// computing it, to compare with.
-func BenchmarkSimhash_Reference(b *testing.B) {
-	text := enA + "\n" + zhA
-	b.SetBytes(int64(len(text)))
-	b.ReportAllocs()
-	for b.Loop() {
-		refSimhash(text)
-	}
-}
-
-// BenchmarkSimhash_English is BenchmarkSimhash on Latin text alone, the
-// fast path.
-func BenchmarkSimhash_English(b *testing.B) {
-	for _, c := range []struct {
-		name string
-		f    func(string) uint64
-	}{{"now", Simhash}, {"reference", refSimhash}} {
-		b.Run(c.name, func(b *testing.B) {
-			text := enA + "\n" + enB
-			b.SetBytes(int64(len(text)))
-			b.ReportAllocs()
-			for b.Loop() {
-				c.f(text)
-			}
-		})
-	}
-}
