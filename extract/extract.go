@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -222,5 +223,36 @@ func textOf(nodes []*html.Node, hidden bool) string {
 
 // CollapseSpace trims s and folds every run of white space to one space.
 func CollapseSpace(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	if collapsed(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for f := range strings.FieldsSeq(s) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(f)
+	}
+	return b.String()
+}
+
+// collapsed reports whether s is ASCII whose only white space is single
+// spaces between words: CollapseSpace would give it back unchanged.
+func collapsed(s string) bool {
+	prevSpace := true // at the start, a space would be leading
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= utf8.RuneSelf || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r':
+			return false
+		case c == ' ':
+			if prevSpace {
+				return false
+			}
+			prevSpace = true
+		default:
+			prevSpace = false
+		}
+	}
+	return !prevSpace || s == ""
 }

@@ -100,9 +100,34 @@ func deflateReader(r io.Reader) (io.Reader, error) {
 
 // readLimited reads r to the end, failing with ErrTooLarge past limit bytes.
 func readLimited(r io.Reader, limit int64) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("read body: %w", err)
+	return readSized(r, limit, 0)
+}
+
+// minRead is the buffer a body of unknown size is read into first; it
+// grows as io.ReadAll's does.
+const minRead = 512
+
+// readSized is readLimited for a body of about size bytes (0: unknown,
+// as the Content-Length of an encoded body says nothing of the decoded
+// one): its buffer is allocated once at that size, where io.ReadAll
+// starts at 512 bytes and copies the body at every doubling. A size that
+// is wrong costs only growth, never a byte.
+func readSized(r io.Reader, limit, size int64) ([]byte, error) {
+	size = min(max(size, minRead), limit) + 1 // +1: room to see the end without growing
+	b := make([]byte, 0, size)
+	lr := io.LimitReader(r, limit+1)
+	for {
+		n, err := lr.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read body: %w", err)
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
 	}
 	if int64(len(b)) > limit {
 		return nil, fmt.Errorf("%w (%d bytes)", ErrTooLarge, limit)

@@ -280,7 +280,11 @@ func (f *Fetcher) readPage(req Request, resp *http.Response) (page *Page, err er
 	if !html && !req.AllowNonHTML {
 		return nil, &NotHTMLError{ContentType: ctype}
 	}
-	raw, err := readLimited(io.MultiReader(bytes.NewReader(head), body), limit)
+	size := int64(0)
+	if resp.Header.Get("Content-Encoding") == "" {
+		size = resp.ContentLength
+	}
+	raw, err := readSized(io.MultiReader(bytes.NewReader(head), body), limit, size)
 	if err != nil {
 		return nil, err
 	}

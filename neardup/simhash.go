@@ -1,7 +1,6 @@
 package neardup
 
 import (
-	"math/bits"
 	"unicode"
 	"unicode/utf8"
 
@@ -17,20 +16,56 @@ import (
 // with xxhash64 (a word bigram: the two words' hashes mixed). Texts that
 // differ a little have hashes a small Hamming distance apart.
 func Simhash(text string) uint64 {
-	// Bit i is set when the features with bit i set outweigh those without:
-	// 2*set[i] > total. Walking only the set bits halves the work of the
-	// usual +1/-1 loop over all 64, and has no branch to mispredict.
-	var set [64]int
-	total := 0
-	eachFeature(text, func(h uint64) {
-		total++
-		for ; h != 0; h &= h - 1 {
-			set[bits.TrailingZeros64(h)]++
+	var c bitCounts
+	eachFeature(text, c.add)
+	return c.majority()
+}
+
+// bitCounts counts, for each of 64 bits, the feature hashes that have it
+// set. Eight lanes of eight byte-wide counters take a hash in eight adds
+// (lane j, byte k counts bit 8k+j), instead of one increment per set bit;
+// they are emptied into set before a byte can overflow.
+type bitCounts struct {
+	lanes   [8]uint64
+	inLanes int // hashes counted in lanes, not yet in set
+	set     [64]int
+	total   int
+}
+
+// add counts the bits of one feature hash.
+func (c *bitCounts) add(h uint64) {
+	const ones = 0x0101010101010101
+	c.lanes[0] += h & ones
+	c.lanes[1] += h >> 1 & ones
+	c.lanes[2] += h >> 2 & ones
+	c.lanes[3] += h >> 3 & ones
+	c.lanes[4] += h >> 4 & ones
+	c.lanes[5] += h >> 5 & ones
+	c.lanes[6] += h >> 6 & ones
+	c.lanes[7] += h >> 7 & ones
+	c.total++
+	if c.inLanes++; c.inLanes == 255 {
+		c.empty()
+	}
+}
+
+// empty moves the lanes' counts into set.
+func (c *bitCounts) empty() {
+	for j, l := range c.lanes {
+		for k := range 8 {
+			c.set[8*k+j] += int(l >> (8 * k) & 0xff)
 		}
-	})
+	}
+	c.lanes, c.inLanes = [8]uint64{}, 0
+}
+
+// majority is the simhash: bit i is set when the features with bit i set
+// outweigh those without, 2*set[i] > total.
+func (c *bitCounts) majority() uint64 {
+	c.empty()
 	var out uint64
-	for i, w := range set {
-		if 2*w > total {
+	for i, w := range c.set {
+		if 2*w > c.total {
 			out |= 1 << i
 		}
 	}
@@ -65,7 +100,24 @@ func eachFeature(text string, add func(uint64)) {
 		}
 		cjk = cjk[:0]
 	}
-	for _, r := range text {
+	for i := 0; i < len(text); {
+		r := rune(text[i])
+		if r < utf8.RuneSelf { // ASCII: one look-up
+			if lower := asciiWord[r]; lower == 0 {
+				if len(word) > 0 {
+					endWord()
+				}
+			} else {
+				if len(cjk) > 0 {
+					endCJK()
+				}
+				word = append(word, lower)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
+		i += size
 		switch {
 		case isCJK(r):
 			endWord()
@@ -80,6 +132,17 @@ func eachFeature(text string, add func(uint64)) {
 	endWord()
 	endCJK()
 }
+
+// asciiWord is, for each ASCII character, itself lowercased when it is a
+// letter or a digit (it goes into a word), else 0 (it ends one).
+var asciiWord = func() (w [utf8.RuneSelf]byte) {
+	for b := range w {
+		if r := rune(b); unicode.IsLetter(r) || unicode.IsNumber(r) {
+			w[b] = byte(unicode.ToLower(r))
+		}
+	}
+	return w
+}()
 
 // mix64 is the splitmix64 finalizer: a cheap, well-spread 64-bit mix.
 func mix64(x uint64) uint64 {

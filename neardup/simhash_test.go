@@ -80,12 +80,22 @@ func reverseWords(s string) string {
 }
 
 // BenchmarkSimhash hashes an English and a Chinese article of about a
-// thousand bytes together.
+// thousand bytes together, and the English ones alone (the ASCII path),
+// beside refSimhash, the first way of computing it.
 func BenchmarkSimhash(b *testing.B) {
-	text := enA + "\n" + zhA
-	b.SetBytes(int64(len(text)))
-	for b.Loop() {
-		Simhash(text)
+	for _, text := range []struct{ name, text string }{{"en+zh", enA + "\n" + zhA}, {"en", enA + "\n" + enB}} {
+		for _, way := range []struct {
+			name string
+			hash func(string) uint64
+		}{{"now", Simhash}, {"reference", refSimhash}} {
+			b.Run(text.name+"/"+way.name, func(b *testing.B) {
+				b.SetBytes(int64(len(text.text)))
+				b.ReportAllocs()
+				for b.Loop() {
+					way.hash(text.text)
+				}
+			})
+		}
 	}
 }
 

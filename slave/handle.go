@@ -154,14 +154,10 @@ func (s *Slave) extractItem(ctx context.Context, w *work, page *fetch.Page) (sto
 	if err != nil {
 		return store.Item{}, "", err
 	}
-	text := fieldText(res.Fields)
-	if text == "" {
-		text = res.text
-	}
 	return store.Item{
 		ID: store.ItemID(t.Job, t.FP), URL: t.URL, FinalURL: finalURL(t.URL, page.URL), Job: t.Job, Kind: w.job.itemKindName(t), Fields: res.Fields,
 		FetchedAt: time.Now().UTC(), Status: page.Status, Fingerprint: t.FP, Round: t.Round,
-		Simhash: int64(neardup.Simhash(text)), Referer: t.Referer, Slave: s.opts.ID,
+		Simhash: int64(neardup.Simhash(res.text)), Referer: t.Referer, Slave: s.opts.ID,
 		ETag: page.Validators.ETag, LastModified: page.Validators.LastModified,
 	}, w.job.foundEntry(t, res.Result), nil
 }

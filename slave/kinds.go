@@ -24,7 +24,8 @@ func (j *job) jsonKind(kind string) bool {
 var errMissingField = errors.New(extract.FailureMissingField)
 
 // extraction is what an item page yields: its fields, the links its rules
-// found and the page's text when no field holds any (for the simhash).
+// found and the text the simhash is taken of: the fields' text, or the
+// page's when no field holds any.
 type extraction struct {
 	*extract.Result
 	text string
@@ -40,15 +41,12 @@ func (j *job) extract(ctx context.Context, kind string, page *fetch.Page) (extra
 	}
 	var out extraction
 	var err error
+	var doc *extract.Document // nil for a JSON kind
 	if k.JSON {
 		out.Result, err = k.Extract(ctx, page.URL, page.Body)
 	} else {
-		var doc *extract.Document
 		if doc, err = extract.ParseContext(ctx, page.URL, page.Body); err == nil {
 			out.Result, err = k.ExtractDocument(ctx, doc)
-			if err == nil && fieldText(out.Fields) == "" {
-				out.text = doc.Text()
-			}
 		}
 	}
 	if err != nil {
@@ -56,6 +54,9 @@ func (j *job) extract(ctx context.Context, kind string, page *fetch.Page) (extra
 	}
 	if len(out.Missing) > 0 {
 		return extraction{}, fmt.Errorf("%w: %s", errMissingField, strings.Join(out.Missing, ", "))
+	}
+	if out.text = fieldText(out.Fields); out.text == "" && doc != nil {
+		out.text = doc.Text()
 	}
 	return out, nil
 }

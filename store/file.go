@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,8 +35,8 @@ import (
 // JSON Lines, written at once but not fsynced.
 type File struct {
 	path   string
-	encode func(Item) ([]byte, error) // one record, newline included
-	key    func(Item) (string, error) // the page's identity in this file
+	encode func(*bytes.Buffer, Item) error // appends one record, newline included
+	key    func(Item) (string, error)      // the page's identity in this file
 	items  *lineFile
 	spool  string // FormatJSON: where items go until Close renders path
 
@@ -68,7 +69,7 @@ func openFile(path string, format Format, fields []string, stdout io.Writer) (*F
 		s.items = newLineFile("stdout", stdout, nil, nil, 0)
 	case format == FormatCSV:
 		header := csvColumns(fields)
-		s.encode, s.key = csvLine(fields), csvItemKey
+		s.encode, s.key = csvRecordTo(csvLine(fields)), csvItemKey
 		s.items, err = openCSVFile(path, header)
 	case format == FormatJSON:
 		s.spool = path + ".partial.jsonl"
@@ -88,9 +89,19 @@ func openFile(path string, format Format, fields []string, stdout io.Writer) (*F
 	return s, nil
 }
 
-func jsonRecord(it Item) ([]byte, error) {
-	b, err := json.Marshal(it)
-	return append(b, '\n'), err
+// jsonRecord appends it to buf as one JSON line: json.Marshal's bytes and
+// a newline.
+func jsonRecord(buf *bytes.Buffer, it Item) error {
+	return json.NewEncoder(buf).Encode(it)
+}
+
+// csvRecordTo is line as a File's encoder.
+func csvRecordTo(line itemLine) func(*bytes.Buffer, Item) error {
+	return func(buf *bytes.Buffer, it Item) error {
+		b, err := line(it)
+		buf.Write(b)
+		return err
+	}
 }
 
 // jsonItemKey is an item's ID, checked against the job and fingerprint
@@ -110,15 +121,27 @@ func csvItemKey(it Item) (string, error) { return csvKey(it.Job, it.URL, it.Roun
 // then it may still be written, and a later SaveItem of the page in that
 // round waits for it). The item's ID must be ItemID(Job, Fingerprint).
 func (s *File) SaveItem(ctx context.Context, it Item) error {
-	key, err := s.key(it)
+	c, err := s.enqueueItem(it)
 	if err != nil {
 		return err
 	}
-	rec, err := s.encode(it)
+	return c.wait(ctx)
+}
+
+// enqueueItem adds it to the batch the items file writes next (see
+// lineFile.enqueue) and returns that batch. The record is encoded into a
+// pooled buffer, copied into the batch.
+func (s *File) enqueueItem(it Item) (*commit, error) {
+	key, err := s.key(it)
 	if err != nil {
-		return fmt.Errorf("encode item %s: %w", it.URL, err)
+		return nil, err
 	}
-	return s.items.append(ctx, key, rec)
+	buf := getBuffer()
+	defer putBuffer(buf)
+	if err := s.encode(buf, it); err != nil {
+		return nil, fmt.Errorf("encode item %s: %w", it.URL, err)
+	}
+	return s.items.enqueue(key, buf.Bytes())
 }
 
 // SaveFailure appends f unless its page has a failure record already, and

@@ -108,7 +108,10 @@ func (s *File) SaveVisits(ctx context.Context, now time.Time, visits []Visit) []
 		}
 		return res
 	}
-	var wg sync.WaitGroup
+	// Every record goes into the batch being filled, then all are waited
+	// for: one write and fsync for the lot, and no goroutine per record.
+	batches := make([]*commit, len(visits))
+	written := make([]Item, len(visits))
 	for i, visit := range visits {
 		v.mu.Lock()
 		var prev *Stored
@@ -122,15 +125,17 @@ func (s *File) SaveVisits(ctx context.Context, now time.Time, visits []Visit) []
 			s.remember(it, prev)
 			continue
 		}
-		wg.Add(1)
-		go func() { // concurrent appends share one write and fsync
-			defer wg.Done()
-			if res[i].Err = s.SaveItem(ctx, it); res[i].Err == nil {
-				s.remember(it, nil)
-			}
-		}()
+		batches[i], res[i].Err = s.enqueueItem(it)
+		written[i] = it
 	}
-	wg.Wait()
+	for i, c := range batches {
+		if c == nil {
+			continue
+		}
+		if res[i].Err = c.wait(ctx); res[i].Err == nil {
+			s.remember(written[i], nil)
+		}
+	}
 	return res
 }
 

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -26,6 +27,7 @@ type lineFile struct {
 	mu      sync.Mutex
 	keys    map[string]*commit // key -> the batch that carries it
 	pending *commit            // the batch filling now
+	spare   []byte             // the buffer of the last batch written, for the next one
 	count   int                // records durably written, found on open included
 	err     error              // the first failed write or fsync: sticky
 	closed  bool
@@ -72,6 +74,12 @@ func (l *lineFile) append(ctx context.Context, key string, line []byte) error {
 	if err != nil {
 		return err
 	}
+	return c.wait(ctx)
+}
+
+// wait returns once c is written and fsynced (c's error, nil when it is
+// on disk) or ctx ends (ctx's error).
+func (c *commit) wait(ctx context.Context) error {
 	select {
 	case <-c.done:
 		return c.err
@@ -80,6 +88,9 @@ func (l *lineFile) append(ctx context.Context, key string, line []byte) error {
 	}
 }
 
+// enqueue adds a copy of line under key to the pending batch, unless key
+// is written or on its way already, and returns the batch that carries
+// key.
 func (l *lineFile) enqueue(key string, line []byte) (*commit, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -93,7 +104,8 @@ func (l *lineFile) enqueue(key string, line []byte) (*commit, error) {
 		return c, nil
 	}
 	if l.pending == nil {
-		l.pending = &commit{done: make(chan struct{})}
+		l.pending = &commit{buf: l.spare, done: make(chan struct{})}
+		l.spare = nil
 	}
 	c := l.pending
 	c.buf = append(c.buf, line...)
@@ -132,8 +144,12 @@ func (l *lineFile) flush() {
 	if c.err == nil {
 		c.err = l.write(c.buf)
 	}
+	buf := c.buf[:0]
 	c.buf = nil
 	l.mu.Lock()
+	if cap(buf) <= maxSpareBatch {
+		l.spare = buf
+	}
 	if c.err == nil {
 		l.count += c.n
 	} else if l.err == nil {
@@ -182,4 +198,30 @@ func (l *lineFile) close() error {
 		}
 	}
 	return err
+}
+
+// recordBuffers hold records being encoded until they are copied into a
+// batch.
+var recordBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxSpareBatch is the largest batch buffer a lineFile keeps for its
+// next batch.
+const maxSpareBatch = 4 << 20
+
+// maxPooledBuffer is the largest buffer put back in recordBuffers: an
+// outsized record's buffer is left to the collector.
+const maxPooledBuffer = 64 << 10
+
+// getBuffer returns an empty buffer from recordBuffers.
+func getBuffer() *bytes.Buffer {
+	buf := recordBuffers.Get().(*bytes.Buffer)
+	buf.Reset()
+	return buf
+}
+
+// putBuffer gives buf back to recordBuffers.
+func putBuffer(buf *bytes.Buffer) {
+	if buf.Cap() <= maxPooledBuffer {
+		recordBuffers.Put(buf)
+	}
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -71,11 +72,14 @@ type VisitResult struct {
 // its extracted fields as JSON (keys sorted), hex. Only the fields count:
 // an ad, a timestamp or a session token elsewhere in the page does not.
 func ContentHash(fields map[string]any) string {
-	b, err := json.Marshal(fields)
-	if err != nil { // a field that is not JSON: every visit counts as changed
+	buf := getBuffer()
+	defer putBuffer(buf)
+	// json.Marshal's bytes, encoded into a pooled buffer; Encode adds a
+	// newline, not hashed.
+	if err := json.NewEncoder(buf).Encode(fields); err != nil { // a field that is not JSON: every visit counts as changed
 		return ""
 	}
-	sum := sha256.Sum256(b)
+	sum := sha256.Sum256(bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}))
 	return hex.EncodeToString(sum[:])
 }
 
