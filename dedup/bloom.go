@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
@@ -36,7 +37,34 @@ func (s bloomShape) layoutTag() string {
 // MaxBlockBits, and each block is then grown to fill the allocator size
 // class it occupies anyway, which lowers the rate for free; k is chosen
 // for the final size.
+//
+// Sizing takes tens of milliseconds at the default capacity (a search over
+// lines and hash counts), and a job's options are sized several times as
+// it is checked, estimated and opened, so each shape is worked out once
+// per process and remembered (a few dozen bytes per distinct sizing).
 func newBloomShape(o Options) bloomShape {
+	key := shapeKey{gran: o.Granularity, window: o.Window, capacity: o.Capacity, errorRate: o.ErrorRate, maxBlockBits: o.MaxBlockBits}
+	if s, ok := shapes.Load(key); ok {
+		return s.(bloomShape)
+	}
+	s := sizeBloom(o)
+	shapes.Store(key, s)
+	return s
+}
+
+// shapeKey is what a bloomShape depends on.
+type shapeKey struct {
+	gran, window time.Duration
+	capacity     int64
+	errorRate    float64
+	maxBlockBits uint64
+}
+
+// shapes remembers newBloomShape's results by shapeKey.
+var shapes sync.Map
+
+// sizeBloom works out newBloomShape's result.
+func sizeBloom(o Options) bloomShape {
 	s := bloomShape{gran: o.Granularity.Milliseconds(), window: o.Window.Milliseconds(), capacity: o.Capacity}
 	s.lookback = s.window / s.gran
 	s.sliceErr = o.ErrorRate / float64(s.lookback+1)

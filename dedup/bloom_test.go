@@ -11,6 +11,36 @@ import (
 	"github.com/crawler-dev/crawler/internal/testenv"
 )
 
+// TestBloomShape_remembered: a remembered shape is the one sizing gives,
+// for each of the options it depends on, and options that differ in any
+// of them are not answered from another's entry.
+func TestBloomShape_remembered(t *testing.T) {
+	base := Options{Window: 168 * time.Hour, Granularity: 24 * time.Hour, Capacity: 1_000_000, ErrorRate: 0.008}.withDefaults()
+	variants := map[string]func(*Options){
+		"base":        func(*Options) {},
+		"window":      func(o *Options) { o.Window = 336 * time.Hour },
+		"granularity": func(o *Options) { o.Granularity = 12 * time.Hour },
+		"capacity":    func(o *Options) { o.Capacity = 3_000_000 },
+		"error rate":  func(o *Options) { o.ErrorRate = 0.0001 },
+		"block cap":   func(o *Options) { o.MaxBlockBits = 1 << 20 },
+	}
+	seen := map[bloomShape]string{}
+	for name, change := range variants {
+		o := base
+		change(&o)
+		want := sizeBloom(o)
+		for range 2 { // the first call sizes and remembers, the second recalls
+			if got := newBloomShape(o); got != want {
+				t.Errorf("%s: newBloomShape = %+v, sizing gives %+v", name, got, want)
+			}
+		}
+		if other, dup := seen[want]; dup {
+			t.Errorf("%s and %s size alike; the test cannot tell their entries apart", name, other)
+		}
+		seen[want] = name
+	}
+}
+
 func TestBloomShape(t *testing.T) {
 	o := Options{Window: 168 * time.Hour, Granularity: 24 * time.Hour, Capacity: 1_000_000, ErrorRate: 0.008}.withDefaults()
 	s := newBloomShape(o)
