@@ -122,12 +122,18 @@ func (s *JobSpec) RenderOf(kind string) (Rendering, bool) {
 
 // Renders reports whether any kind of the job is rendered.
 func (s *JobSpec) Renders() bool {
+	return len(s.RenderKinds()) > 0
+}
+
+// RenderKinds is the set of the job's kinds whose pages are rendered.
+func (s *JobSpec) RenderKinds() map[string]bool {
+	kinds := map[string]bool{}
 	for name := range s.PageKinds() {
 		if _, ok := s.RenderOf(name); ok {
-			return true
+			kinds[name] = true
 		}
 	}
-	return false
+	return kinds
 }
 
 // validate checks render settings; path is where they stand ("" at the top

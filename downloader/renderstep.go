@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"go.uber.org/zap"
-
 	"github.com/crawler-dev/crawler/fetch"
 	"github.com/crawler-dev/crawler/metrics"
 	"github.com/crawler-dev/crawler/render"
@@ -92,22 +90,4 @@ func (d *Downloader) admit(r *Request) func(ctx context.Context, rawURL string) 
 		}
 		return func(status int) { pass.Done(status, 0) }, nil
 	}
-}
-
-// checkRenderer says, at the start of a job's work, when the job renders
-// pages and this process cannot: no renderer, or a browser that does not
-// start (it is started now, off the caller's path). Those pages fail with
-// the same reason.
-func (d *Downloader) checkRenderer(job string) {
-	if d.deps.Renderer == nil {
-		d.log.Error("job renders pages but this process has no renderer; they will fail", zap.String("job", job))
-		return
-	}
-	d.wg.Add(1)
-	go func() {
-		defer d.wg.Done()
-		if err := d.deps.Renderer.Check(d.stop); err != nil {
-			d.log.Error("job renders pages but the browser does not start; they will fail", zap.String("job", job), zap.Error(err))
-		}
-	}()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/exec"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,6 +81,17 @@ func New(opts Options, log *zap.Logger) (*Renderer, error) {
 	}
 	return &Renderer{opts: opts, log: log.Named("render"), tabs: make(chan struct{}, opts.Tabs),
 		idle: make(chan *tab, opts.Tabs)}, nil
+}
+
+// Available reports whether the browser is installed where Options say,
+// without starting it: an error wrapping ErrNoBrowser says why not. A
+// process announces that it can render on this (a slave's node record);
+// Check goes further and starts the browser.
+func (r *Renderer) Available() error {
+	if _, err := exec.LookPath(r.opts.Browser); err != nil {
+		return fmt.Errorf("%w: %w", ErrNoBrowser, err)
+	}
+	return nil
 }
 
 // Check starts the browser if it is not running and reports whether it
