@@ -45,25 +45,12 @@ func (r *jobRunner) routeKind(all *assign.Snapshot, kind string, key []byte) (in
 }
 
 // routeRenderWaiting routes the tasks waiting for a slave that can render,
-// a batch per tick, once one is live.
+// a batch per tick, once one is live; the list is not read while none is.
 func (r *jobRunner) routeRenderWaiting(ctx context.Context, depth queue.Depth) {
-	routes, renderers := r.m.liveRoutes(), r.m.renderRoutes()
-	if depth.RenderWait == 0 || routes == nil || renderers == nil {
+	if depth.RenderWait == 0 || r.m.renderRoutes() == nil {
 		return
 	}
-	tasks, err := r.queues.RenderWaiting(ctx, rerouteBatch)
-	if err != nil {
-		r.log.Warn("read tasks waiting for a renderer", zap.Error(err))
-		return
-	}
-	moves := r.routeAll(routes, tasks)
-	n, err := r.queues.MoveFromRenderWait(ctx, moves)
-	if err != nil {
-		r.log.Warn("route tasks waiting for a renderer", zap.Error(err))
-		return
-	}
-	r.m.wakeSlaves(ctx, r.name, movedTo(moves))
-	r.log.Info("routed tasks that waited for a slave that can render", zap.Int("tasks", n))
+	r.routeWaiting(ctx, r.keys.RenderWait(), r.queues.MoveFromRenderWait, "tasks that waited for a slave that can render")
 }
 
 // movedTo is the set of slaves moves give tasks to.

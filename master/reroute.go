@@ -116,25 +116,32 @@ func (r *jobRunner) rebalanceSlave(ctx context.Context, routes *assign.Snapshot,
 
 // routeRetries routes the failed tasks client retry-failed re-enqueued.
 func (r *jobRunner) routeRetries(ctx context.Context) {
+	r.routeWaiting(ctx, r.keys.Retry(), r.queues.MoveFromRetry, "failed tasks for another try")
+}
+
+// routeWaiting routes a batch of the tasks waiting on list to be routed
+// (the retry list, the render-wait list) over the live table, moving
+// them with move; what names them in the log.
+func (r *jobRunner) routeWaiting(ctx context.Context, list string, move func(context.Context, []queue.Move) (int, error), what string) {
 	routes := r.m.liveRoutes()
 	if routes == nil {
 		return
 	}
-	tasks, err := r.m.deps.Redis.LRange(ctx, r.keys.Retry(), 0, rerouteBatch-1).Result()
+	tasks, err := r.m.deps.Redis.LRange(ctx, list, 0, rerouteBatch-1).Result()
 	if err != nil || len(tasks) == 0 {
 		if err != nil {
-			r.log.Warn("read retried tasks", zap.Error(err))
+			r.log.Warn("read tasks waiting to be routed", zap.String("tasks", what), zap.Error(err))
 		}
 		return
 	}
 	moves := r.routeAll(routes, tasks)
-	n, err := r.queues.MoveFromRetry(ctx, moves)
+	n, err := move(ctx, moves)
 	if err != nil {
-		r.log.Warn("route retried tasks", zap.Error(err))
+		r.log.Warn("route tasks", zap.String("tasks", what), zap.Error(err))
 		return
 	}
 	r.m.wakeSlaves(ctx, r.name, movedTo(moves))
-	r.log.Info("routed failed tasks for another try", zap.Int("tasks", n))
+	r.log.Info("routed "+what, zap.Int("tasks", n))
 }
 
 // routeAll routes each task by its fingerprint, as the master first did. A

@@ -226,16 +226,6 @@ func (q *Queue) MoveFromRenderWait(ctx context.Context, moves []Move) (int, erro
 	return q.move(ctx, q.keys.RenderWait(), "", moves)
 }
 
-// RenderWaiting returns up to n of the tasks waiting for a slave that can
-// render, oldest first.
-func (q *Queue) RenderWaiting(ctx context.Context, n int) ([]string, error) {
-	tasks, err := q.rdb.LRange(ctx, q.keys.RenderWait(), 0, int64(n)-1).Result()
-	if err != nil {
-		return nil, fmt.Errorf("list tasks waiting for a renderer: %w", err)
-	}
-	return tasks, nil
-}
-
 func (q *Queue) move(ctx context.Context, list, inflight string, moves []Move) (int, error) {
 	if len(moves) == 0 {
 		return 0, nil
