@@ -225,3 +225,29 @@ func testRouteWeighted(t *testing.T) {
 		})
 	}
 }
+
+// TestTable_Renderers: the renderers' table keeps the version and the
+// nodes that can render; routed over it, every key goes to a renderer, and
+// a renderer joining takes keys only from the others, never moving one
+// between them.
+func TestTable_Renderers(t *testing.T) {
+	a := mustAssigner(t, Options{Slots: 64})
+	table := Table{Version: 4, Nodes: []Node{{ID: 0, Weight: 1}, {ID: 3, Weight: 1, Render: true}, {ID: 9, Weight: 1, Render: true}}}
+	r := table.Renderers()
+	if r.Version != 4 || len(r.Nodes) != 2 || r.Nodes[0].ID != 3 || r.Nodes[1].ID != 9 {
+		t.Fatalf("Renderers = %+v, want version 4 with nodes 3 and 9", r)
+	}
+	ks := keys(20_000)
+	before := routeAll(t, mustSnapshot(t, a, r), ks)
+	for _, to := range before {
+		if to != 3 && to != 9 {
+			t.Fatalf("a key routed to %d, not a renderer", to)
+		}
+	}
+	after := routeAll(t, mustSnapshot(t, a, with(r, Node{ID: 20, Weight: 1, Render: true})), ks)
+	for i := range ks {
+		if before[i] != after[i] && after[i] != 20 {
+			t.Fatalf("key %d moved from %d to %d when renderer 20 joined", i, before[i], after[i])
+		}
+	}
+}
