@@ -212,6 +212,9 @@ func printStatus(w io.Writer, st *client.Status, asJSON bool) {
 	if c.Rendered > 0 {
 		fmt.Fprintf(w, "  rendered in the browser %d (list and detail pages)\n", c.Rendered)
 	}
+	if c.WaitingForRenderer > 0 {
+		fmt.Fprintf(w, "  waiting for a slave that can render %d (discovered, not yet queued)\n", c.WaitingForRenderer)
+	}
 	printRounds(w, st)
 	ids := make([]string, 0, len(st.Slaves))
 	for id := range st.Slaves {

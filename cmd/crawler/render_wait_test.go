@@ -59,6 +59,11 @@ kinds:
 	if !strings.Contains(strings.Join(st.Warnings, "\n"), "wait for a slave that can render") {
 		t.Errorf("warnings %q do not say why the tasks wait", st.Warnings)
 	}
+	out, errOut, err := crawler(t, time.Minute, append([]string{"client", "status", "--job", "spa"}, env.flags()...)...)
+	if err != nil || !strings.Contains(out, fmt.Sprintf("waiting for a slave that can render %d ", products)) ||
+		!strings.Contains(out, "warning: ") {
+		t.Errorf("client status: %v %s\n%s; want the tasks waiting for a renderer, and why", err, errOut, out)
+	}
 	if log := blind.out.String(); !strings.Contains(log, "no browser: this slave renders no pages") {
 		t.Errorf("the slave without a browser does not say so:\n%s", tail(log, 4000))
 	}
