@@ -48,6 +48,10 @@ type Node struct {
 	// Weight is the slave's capacity, > 0; keys are spread in proportion
 	// to it.
 	Weight float64
+	// Render is true when the slave can render pages (it has a browser).
+	// Route ignores it; a caller that routes only among such slaves
+	// builds a Snapshot of Table.Renderers.
+	Render bool
 }
 
 // Table is a snapshot of the live node table as membership reports it.
@@ -56,6 +60,19 @@ type Table struct {
 	Version int64
 	// Nodes are the live slaves, sorted by ID.
 	Nodes []Node
+}
+
+// Renderers is the table of the nodes that can render, same version: a
+// Snapshot of it routes a key to the node the consistent hash picks among
+// them, so a renderer joining or leaving moves only its own share.
+func (t Table) Renderers() Table {
+	out := Table{Version: t.Version}
+	for _, n := range t.Nodes {
+		if n.Render {
+			out.Nodes = append(out.Nodes, n)
+		}
+	}
+	return out
 }
 
 // Assigner holds the cluster-wide constants of the two-level hash. Its

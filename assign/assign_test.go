@@ -44,13 +44,13 @@ func TestAssigner_Snapshot(t *testing.T) {
 		nodes   []Node
 		wantErr string
 	}{
-		{"ok unsorted", []Node{{5, 1}, {2, 0.5}}, ""},
+		{"ok unsorted", []Node{{ID: 5, Weight: 1}, {ID: 2, Weight: 0.5}}, ""},
 		{"empty", nil, ""},
-		{"id too big", []Node{{8, 1}}, "node id 8: outside [0, 8)"},
-		{"negative id", []Node{{-1, 1}}, "node id -1"},
-		{"duplicate", []Node{{3, 1}, {3, 1}}, "node id 3: listed twice"},
-		{"zero weight", []Node{{3, 0}}, "node 3: weight 0"},
-		{"NaN weight", []Node{{4, math.NaN()}}, "node 4: weight NaN"},
+		{"id too big", []Node{{ID: 8, Weight: 1}}, "node id 8: outside [0, 8)"},
+		{"negative id", []Node{{ID: -1, Weight: 1}}, "node id -1"},
+		{"duplicate", []Node{{ID: 3, Weight: 1}, {ID: 3, Weight: 1}}, "node id 3: listed twice"},
+		{"zero weight", []Node{{ID: 3, Weight: 0}}, "node 3: weight 0"},
+		{"NaN weight", []Node{{ID: 4, Weight: math.NaN()}}, "node 4: weight NaN"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -92,7 +92,7 @@ func testRouteEmpty(t *testing.T) {
 // the same bytes in another buffer routes alike.
 func testRouteDeterministic(t *testing.T) {
 	ks := keys(100_000)
-	table := Table{Version: 3, Nodes: []Node{{0, 1}, {7, 0.5}, {12, 0.8}, {40, 1}, {63, 0.3}}}
+	table := Table{Version: 3, Nodes: []Node{{ID: 0, Weight: 1}, {ID: 7, Weight: 0.5}, {ID: 12, Weight: 0.8}, {ID: 40, Weight: 1}, {ID: 63, Weight: 0.3}}}
 	reversed := Table{Version: 3}
 	for i := len(table.Nodes) - 1; i >= 0; i-- {
 		reversed.Nodes = append(reversed.Nodes, table.Nodes[i])
@@ -203,10 +203,10 @@ func testRouteWeighted(t *testing.T) {
 		maxWeight float64
 		nodes     []Node
 	}{
-		{"light and full", 1, []Node{{0, 1}, {1, 0.5}, {2, 0.25}, {3, 1}, {4, 0.75}, {5, 0.5}, {6, 1}, {7, 0.3}, {8, 0.6}, {9, 0.9}}},
-		{"scattered ids", 1, []Node{{5, 0.2}, {17, 1}, {33, 0.4}, {60, 0.8}}},
-		{"max weight 32", 32, []Node{{0, 32}, {1, 16}, {2, 8}, {3, 8}, {10, 4}, {11, 4}}},
-		{"above max weight counts as max", 1, []Node{{0, 3}, {1, 1}, {2, 0.5}}},
+		{"light and full", 1, []Node{{ID: 0, Weight: 1}, {ID: 1, Weight: 0.5}, {ID: 2, Weight: 0.25}, {ID: 3, Weight: 1}, {ID: 4, Weight: 0.75}, {ID: 5, Weight: 0.5}, {ID: 6, Weight: 1}, {ID: 7, Weight: 0.3}, {ID: 8, Weight: 0.6}, {ID: 9, Weight: 0.9}}},
+		{"scattered ids", 1, []Node{{ID: 5, Weight: 0.2}, {ID: 17, Weight: 1}, {ID: 33, Weight: 0.4}, {ID: 60, Weight: 0.8}}},
+		{"max weight 32", 32, []Node{{ID: 0, Weight: 32}, {ID: 1, Weight: 16}, {ID: 2, Weight: 8}, {ID: 3, Weight: 8}, {ID: 10, Weight: 4}, {ID: 11, Weight: 4}}},
+		{"above max weight counts as max", 1, []Node{{ID: 0, Weight: 3}, {ID: 1, Weight: 1}, {ID: 2, Weight: 0.5}}},
 	}
 	ks := keys(testKeyCount)
 	for _, tt := range tests {
@@ -223,5 +223,31 @@ func testRouteWeighted(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTable_Renderers: the renderers' table keeps the version and the
+// nodes that can render; routed over it, every key goes to a renderer, and
+// a renderer joining takes keys only from the others, never moving one
+// between them.
+func TestTable_Renderers(t *testing.T) {
+	a := mustAssigner(t, Options{Slots: 64})
+	table := Table{Version: 4, Nodes: []Node{{ID: 0, Weight: 1}, {ID: 3, Weight: 1, Render: true}, {ID: 9, Weight: 1, Render: true}}}
+	r := table.Renderers()
+	if r.Version != 4 || len(r.Nodes) != 2 || r.Nodes[0].ID != 3 || r.Nodes[1].ID != 9 {
+		t.Fatalf("Renderers = %+v, want version 4 with nodes 3 and 9", r)
+	}
+	ks := keys(20_000)
+	before := routeAll(t, mustSnapshot(t, a, r), ks)
+	for _, to := range before {
+		if to != 3 && to != 9 {
+			t.Fatalf("a key routed to %d, not a renderer", to)
+		}
+	}
+	after := routeAll(t, mustSnapshot(t, a, with(r, Node{ID: 20, Weight: 1, Render: true})), ks)
+	for i := range ks {
+		if before[i] != after[i] && after[i] != 20 {
+			t.Fatalf("key %d moved from %d to %d when renderer 20 joined", i, before[i], after[i])
+		}
 	}
 }

@@ -48,21 +48,21 @@ const paperChurnKeys = 200_000
 
 func testRouteChurn(t *testing.T) {
 	equal := equalTable(1, span(0, 10)...)
-	weighted := Table{Version: 1, Nodes: []Node{{0, 1}, {1, 0.5}, {2, 0.25}, {3, 1}, {4, 0.75}, {5, 0.5}, {6, 1}, {7, 0.3}, {8, 0.6}, {9, 0.9}}}
+	weighted := Table{Version: 1, Nodes: []Node{{ID: 0, Weight: 1}, {ID: 1, Weight: 0.5}, {ID: 2, Weight: 0.25}, {ID: 3, Weight: 1}, {ID: 4, Weight: 0.75}, {ID: 5, Weight: 0.5}, {ID: 6, Weight: 1}, {ID: 7, Weight: 0.3}, {ID: 8, Weight: 0.6}, {ID: 9, Weight: 0.9}}}
 	tests := []struct {
 		name  string
 		base  Table
 		cases []churnCase
 	}{
 		{"equal weights", equal, []churnCase{
-			{"leave 3", without(equal, 3), Node{3, 1}, false},
-			{"join 10", with(equal, Node{10, 1}), Node{10, 1}, true},
-			{"join 63", with(equal, Node{63, 1}), Node{63, 1}, true},
+			{"leave 3", without(equal, 3), Node{ID: 3, Weight: 1}, false},
+			{"join 10", with(equal, Node{ID: 10, Weight: 1}), Node{ID: 10, Weight: 1}, true},
+			{"join 63", with(equal, Node{ID: 63, Weight: 1}), Node{ID: 63, Weight: 1}, true},
 		}},
 		{"weighted", weighted, []churnCase{
-			{"leave heavy 6", without(weighted, 6), Node{6, 1}, false},
-			{"leave light 2", without(weighted, 2), Node{2, 0.25}, false},
-			{"join light 30", with(weighted, Node{30, 0.4}), Node{30, 0.4}, true},
+			{"leave heavy 6", without(weighted, 6), Node{ID: 6, Weight: 1}, false},
+			{"leave light 2", without(weighted, 2), Node{ID: 2, Weight: 0.25}, false},
+			{"join light 30", with(weighted, Node{ID: 30, Weight: 0.4}), Node{ID: 30, Weight: 0.4}, true},
 		}},
 	}
 	ks := keys(testKeyCount)
@@ -122,7 +122,7 @@ func TestAssigner_RouteProperties(t *testing.T) {
 			}
 		}
 		if joining, ok := freeID(rng, slots, table); ok {
-			n := Node{joining, randomWeight(rng, maxWeight)}
+			n := Node{ID: joining, Weight: randomWeight(rng, maxWeight)}
 			after := routeAll(t, mustSnapshot(t, a, with(table, n)), ks)
 			if _, stray := churn(before, after, joining); stray > 0 {
 				t.Errorf("seed %d: %d keys moved between bystanders when %d joined", seed, stray, joining)
@@ -151,7 +151,7 @@ func randomTable(rng *rand.Rand, slots int, maxWeight float64) Table {
 	n := 1 + rng.IntN(min(slots, 16))
 	table := Table{Version: 1}
 	for _, id := range rng.Perm(slots)[:n] {
-		table.Nodes = append(table.Nodes, Node{id, randomWeight(rng, maxWeight)})
+		table.Nodes = append(table.Nodes, Node{ID: id, Weight: randomWeight(rng, maxWeight)})
 	}
 	return table
 }

@@ -36,6 +36,8 @@ type Crew struct {
 	MasterRan bool
 	// Slaves is how many slaves are live.
 	Slaves int
+	// Renderers is how many of them can render (they have a browser).
+	Renderers int
 }
 
 // Crew reads who serves the cluster: a submission to a Redis or prefix
@@ -53,5 +55,5 @@ func (c *Client) Crew(ctx context.Context) (Crew, error) {
 	if err != nil {
 		return Crew{}, fmt.Errorf("read the node table: %w", err)
 	}
-	return Crew{MasterRan: n > 0, Slaves: len(t.Nodes)}, nil
+	return Crew{MasterRan: n > 0, Slaves: len(t.Nodes), Renderers: len(t.Renderers().Nodes)}, nil
 }

@@ -69,6 +69,9 @@ type Counters struct {
 	Rendered int64 `json:"rendered"`
 	Queued   int64 `json:"queued"`
 	InFlight int64 `json:"in_flight"`
+	// WaitingForRenderer counts the tasks of kinds that say render that
+	// wait for a live slave that can render (none is); not in Queued.
+	WaitingForRenderer int64 `json:"waiting_for_renderer"`
 	// What the visits of stored pages found, over every round: New +
 	// Changed + Unchanged + NotModified = Stored.
 	RoundCounts
@@ -147,11 +150,13 @@ func (c *Client) status(ctx context.Context, job string, maxSlaves int) (*Status
 	st.Round, _ = strconv.ParseInt(state[cluster.StateRound], 10, 64)
 	st.Counters = counters(stats)
 	st.Counters.Queued, st.Counters.InFlight = depth.Total()
+	st.Counters.WaitingForRenderer = depth.RenderWait
 	st.Slaves = slaveCounts(stats, depth)
 	st.Counters.RoundCounts, st.Rounds = recrawlCounts(stats)
 	if spec, err := cluster.DecodeJobSpec([]byte(specCmd.Val())); err == nil {
 		st.Kinds, st.Warnings = kindStatus(spec, stats, st.Counters)
 		st.Warnings = append(st.Warnings, c.proxyWarnings(ctx, spec, st)...)
+		st.Warnings = append(st.Warnings, c.renderWarnings(ctx, st)...)
 	}
 	return st, nil
 }

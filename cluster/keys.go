@@ -138,6 +138,12 @@ const (
 // retry-failed, waiting for the master to route them.
 func (j JobKeys) Retry() string { return j.tag + ":retry" }
 
+// RenderWait is the list of detail tasks of rendered kinds (render: true)
+// waiting for a live slave that can render: routed there while none is,
+// or handed back by a slave whose browser would not start. The master
+// routes them as soon as such a slave joins.
+func (j JobKeys) RenderWait() string { return j.tag + ":renderwait" }
+
 // Retrying is the set of fingerprints of re-enqueued failed tasks not yet
 // acknowledged: it makes re-enqueueing and its accounting happen once.
 func (j JobKeys) Retrying() string { return j.tag + ":retrying" }

@@ -35,4 +35,9 @@ type NodeInfo struct {
 	Token string `json:"token"`
 	// StartedAt is when the slave registered.
 	StartedAt time.Time `json:"started_at"`
+	// Render is true when the slave has a browser and renders the pages
+	// of kinds that say render: the masters route those kinds' tasks only
+	// among such slaves, and park them (JobKeys.RenderWait) while none is
+	// live.
+	Render bool `json:"render,omitempty"`
 }

@@ -122,12 +122,18 @@ func (s *JobSpec) RenderOf(kind string) (Rendering, bool) {
 
 // Renders reports whether any kind of the job is rendered.
 func (s *JobSpec) Renders() bool {
+	return len(s.RenderKinds()) > 0
+}
+
+// RenderKinds is the set of the job's kinds whose pages are rendered.
+func (s *JobSpec) RenderKinds() map[string]bool {
+	kinds := map[string]bool{}
 	for name := range s.PageKinds() {
 		if _, ok := s.RenderOf(name); ok {
-			return true
+			kinds[name] = true
 		}
 	}
-	return false
+	return kinds
 }
 
 // validate checks render settings; path is where they stand ("" at the top
@@ -159,9 +165,9 @@ func (r RenderSpec) validate(path string, jsonPage bool) error {
 	return nil
 }
 
-// validateRender checks the job's render settings and each kind's, and that
-// a rendered job does not require proxies: a rendered page's scripts load
-// what they need from the browser, which does not go through the pool.
+// validateRender checks the job's render settings and each kind's. A
+// rendered page's requests go through the job's fetch path (its proxy
+// choice included), so any proxy mode may be kept.
 func (s *JobSpec) validateRender() error {
 	if err := s.RenderSpec.validate("", false); err != nil {
 		return err
@@ -179,10 +185,6 @@ func (s *JobSpec) validateRender() error {
 		}
 		if r.WaitFor.Delay.Std() >= r.Timeout {
 			return fmt.Errorf("%swait_for: %s is not shorter than its render_timeout %s", kindPath(s, name), r.WaitFor.Delay, r.Timeout)
-		}
-		if s.Proxy == ProxyRequire {
-			return fmt.Errorf("%srender: a rendered page's own requests do not go through the proxy pool; "+
-				"proxy: require cannot be kept (use proxy: auto or off, or do not render)", kindPath(s, name))
 		}
 	}
 	return nil

@@ -95,8 +95,6 @@ func TestJobSpec_RenderErrors(t *testing.T) {
 		{"block type", kindsJob("    render: true\n    block: [image, video]\n"), "kinds.product.block[1]"},
 		{"json kind", strings.Replace(kindsJob(""), "  product:\n", "  api:\n    format: json\n    render: true\n    links: [{json: u, kind: product}]\n  product:\n", 1), "kinds.api.render"},
 		{"job timeout", minimalJob + "render: true\nrender_timeout: 1h\n", "render_timeout"},
-		{"proxy require", minimalJob + "render: true\nproxy: require\n", "render"},
-		{"proxy require on a kind", kindsJob("    render: true\n") + "proxy: require\n", "kinds.product.render"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -108,5 +106,15 @@ func TestJobSpec_RenderErrors(t *testing.T) {
 				t.Errorf("error %q does not name %s", err, c.field)
 			}
 		})
+	}
+}
+
+// TestJobSpec_renderWithProxyRequire: a rendered job may require proxies:
+// its pages' requests go through the job's fetch path, proxies included.
+func TestJobSpec_renderWithProxyRequire(t *testing.T) {
+	for _, job := range []string{minimalJob + "render: true\nproxy: require\n", minimalJob + "render: true\nproxy: require\ncookies: true\n"} {
+		if _, err := ParseJobSpec(strings.NewReader(job)); err != nil {
+			t.Errorf("refused: %v\n%s", err, job)
+		}
 	}
 }

@@ -48,9 +48,6 @@ func (d *Downloader) NewJob(spec *cluster.JobSpec) (*Job, error) {
 		}
 		j.robots = cache
 	}
-	if spec.Renders() {
-		d.checkRenderer(spec.Name)
-	}
 	return j, nil
 }
 

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/extract"
 	"github.com/crawler-dev/crawler/metrics"
 	"github.com/crawler-dev/crawler/render"
@@ -82,15 +81,7 @@ func renderRig(t *testing.T, reg *metrics.Registry) (*rig, *Job) {
 // renderJob is renderJob's Job on g.
 func (g *rig) renderJob() *Job {
 	g.t.Helper()
-	spec, err := cluster.ParseJobSpec(strings.NewReader(renderJob))
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	j, err := g.d.NewJob(spec)
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	return j
+	return g.jobFrom(renderJob)
 }
 
 // TestDownloader_Render: a page of a kind that renders comes back as the

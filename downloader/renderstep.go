@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
-	"go.uber.org/zap"
+	"maps"
+	"net/url"
 
 	"github.com/crawler-dev/crawler/fetch"
 	"github.com/crawler-dev/crawler/metrics"
@@ -43,7 +43,7 @@ func (d *Downloader) render(ctx context.Context, r *Request, a attempt) attempt 
 	s := r.Job.Spec
 	res, err := d.deps.Renderer.Render(rctx, render.Page{URL: a.page.URL, Status: a.page.Status,
 		ContentType: a.page.ContentType, Body: a.page.Body, Rendering: rendering, AllowPrivate: s.AllowPrivateNetworks,
-		UserAgent: s.UserAgent, Headers: s.Headers, Admit: d.admit(r)})
+		UserAgent: s.UserAgent, Headers: s.Headers, Admit: d.admit(r), Fetch: d.subFetch(r.Job), Jar: r.Job.jar})
 	d.deps.Metrics.Rendered(res.Took, renderResult(err))
 	if err != nil {
 		transient := errors.Is(err, render.ErrTimeout) || errors.Is(err, render.ErrBrowserDied)
@@ -94,20 +94,53 @@ func (d *Downloader) admit(r *Request) func(ctx context.Context, rawURL string) 
 	}
 }
 
-// checkRenderer says, at the start of a job's work, when the job renders
-// pages and this process cannot: no renderer, or a browser that does not
-// start (it is started now, off the caller's path). Those pages fail with
-// the same reason.
-func (d *Downloader) checkRenderer(job string) {
-	if d.deps.Renderer == nil {
-		d.log.Error("job renders pages but this process has no renderer; they will fail", zap.String("job", job))
-		return
-	}
-	d.wg.Add(1)
-	go func() {
-		defer d.wg.Done()
-		if err := d.deps.Renderer.Check(d.stop); err != nil {
-			d.log.Error("job renders pages but the browser does not start; they will fail", zap.String("job", job), zap.Error(err))
+// subFetch sends a request a rendered page makes the way the job fetches
+// its pages, in place of the browser: through the job's proxy choice
+// (waiting for a proxy, within the rendering's timeout, when the job
+// requires one), the address guard, its cookie jar, headers and limits.
+// An answer that is not 2xx is handed to the page as such.
+func (d *Downloader) subFetch(j *Job) func(ctx context.Context, sr render.SubRequest) (render.Answer, error) {
+	return func(ctx context.Context, sr render.SubRequest) (render.Answer, error) {
+		u, err := url.Parse(sr.URL)
+		if err != nil {
+			return render.Answer{}, fmt.Errorf("rendered page's request %q: %w", sr.URL, err)
 		}
-	}()
+		picked, err := d.pickWaiting(ctx, j, u)
+		if err != nil {
+			return render.Answer{}, fmt.Errorf("rendered page's request %s: %w", sr.URL, err)
+		}
+		req := j.subRequest(sr)
+		if picked != nil {
+			req.Proxy = picked.URL()
+		}
+		page, err := d.deps.Fetcher.Do(ctx, req)
+		d.reportProxy(picked, page, err, 0)
+		var fe *fetch.Error
+		switch {
+		case err == nil:
+			defer page.Release()
+			ctype := page.ContentType
+			if page.HTML {
+				ctype = "text/html; charset=utf-8" // fetch decoded it to UTF-8
+			}
+			return render.Answer{Status: page.Status, ContentType: ctype, Body: page.Body}, nil
+		case errors.As(err, &fe) && fe.Status != 0 && !fe.ProxyFault:
+			return render.Answer{Status: fe.Status}, nil
+		}
+		return render.Answer{}, err
+	}
+}
+
+// subRequest is the fetch of a rendered page's request: the page's
+// headers, with the job's over them.
+func (j *Job) subRequest(sr render.SubRequest) fetch.Request {
+	s := j.Spec
+	headers := maps.Clone(sr.Headers)
+	if headers == nil {
+		headers = map[string]string{}
+	}
+	maps.Copy(headers, s.Headers)
+	return fetch.Request{URL: sr.URL, Method: sr.Method, Body: sr.Body, AllowPrivate: s.AllowPrivateNetworks,
+		UserAgent: s.UserAgent, Headers: headers, Jar: j.jar, MaxBodyBytes: s.MaxBodyBytes, Timeout: s.Timeout.Std(),
+		AllowNonHTML: true}
 }

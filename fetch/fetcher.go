@@ -192,7 +192,15 @@ func (f *Fetcher) attempt(ctx context.Context, req Request) (*Page, *Error) {
 }
 
 func (f *Fetcher) newHTTPRequest(ctx context.Context, req Request) (*http.Request, error) {
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, req.URL, nil)
+	method := req.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	var body io.Reader
+	if req.Body != nil {
+		body = bytes.NewReader(req.Body)
+	}
+	hreq, err := http.NewRequestWithContext(ctx, method, req.URL, body)
 	if err != nil {
 		return nil, err
 	}

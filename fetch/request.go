@@ -66,6 +66,12 @@ type Request struct {
 	// is the last line against a DNS answer that changes in between).
 	Proxy *url.URL
 
+	// Method is the request's method; "" is GET. Body is sent with it (a
+	// rendered page's POST from script); nil sends none. A page to crawl
+	// is always a GET.
+	Method string
+	Body   []byte
+
 	// Validators are the page's stored ETag and Last-Modified: sent as
 	// If-None-Match and If-Modified-Since, so that an unchanged page
 	// answers 304 (Page.NotModified). Zero sends neither.
@@ -132,6 +138,8 @@ func (r Request) validate() error {
 		return cluster.Invalid("MaxBodyBytes", r.MaxBodyBytes, "is negative")
 	case r.Timeout < 0:
 		return cluster.Invalid("Timeout", r.Timeout, "is negative")
+	case r.Method != "" && !validMethod(r.Method):
+		return cluster.Invalid("Method", r.Method, "is not an HTTP method")
 	}
 	return validateProxy(r.Proxy)
 }
@@ -196,4 +204,13 @@ func proxySecrets(p *url.URL) []string {
 func NewJar() *cookiejar.Jar {
 	jar, _ := cookiejar.New(&cookiejar.Options{PublicSuffixList: publicsuffix.List}) // never fails
 	return jar
+}
+
+// validMethod reports whether m is a method a page's script may send.
+func validMethod(m string) bool {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions:
+		return true
+	}
+	return false
 }

@@ -160,8 +160,9 @@ const (
 // roundFinished then, roundCancel if the job is to be cancelled, else
 // roundRunning.
 func (f *frontier) tryFinish(ctx context.Context, nextRound time.Time) (int, error) {
-	keys := make([]string, 0, 7+2*f.maxSlaves)
-	keys = append(keys, f.keys.State(), f.keys.Frontier(), f.keys.FrontierActive(), f.keys.Retry(), f.keys.Seeds())
+	keys := make([]string, 0, 8+2*f.maxSlaves)
+	keys = append(keys, f.keys.State(), f.keys.Frontier(), f.keys.FrontierActive(), f.keys.Retry(), f.keys.Seeds(),
+		f.keys.RenderWait())
 	for i := 0; i < f.maxSlaves; i++ {
 		keys = append(keys, f.keys.Queue(i), f.keys.Inflight(i))
 	}
@@ -182,9 +183,9 @@ func (f *frontier) tryFinish(ctx context.Context, nextRound time.Time) (int, err
 // With finish set, the job is finished once none of its tasks is in flight
 // any more. It returns the tasks dropped and whether the job is finished.
 func (f *frontier) cancel(ctx context.Context, finish bool) (int64, bool, error) {
-	keys := make([]string, 0, 8+2*f.maxSlaves)
+	keys := make([]string, 0, 9+2*f.maxSlaves)
 	keys = append(keys, f.keys.State(), f.keys.Stats(), f.keys.Frontier(), f.keys.FrontierActive(),
-		f.keys.Retry(), f.keys.Retrying(), f.keys.TaskAttempts(), f.keys.ListAttempts())
+		f.keys.Retry(), f.keys.Retrying(), f.keys.TaskAttempts(), f.keys.ListAttempts(), f.keys.RenderWait())
 	for i := 0; i < f.maxSlaves; i++ {
 		keys = append(keys, f.keys.Queue(i), f.keys.Inflight(i))
 	}

@@ -41,6 +41,9 @@ type jobRunner struct {
 	dl       *downloader.Job  // the job's request settings, cookies and robots.txt
 	lost     atomic.Bool      // a commit found the fence taken: another master owns the job
 	balanced *assign.Snapshot // the live slave table the queued tasks were last balanced over
+	// renderKinds are the job's kinds whose pages are rendered: their
+	// tasks go only to slaves that can render (render.go).
+	renderKinds map[string]bool
 
 	mu         sync.Mutex
 	inProgress map[string]bool // list pages this runner's workers are processing
@@ -120,6 +123,7 @@ func (r *jobRunner) load(ctx context.Context) error {
 		return fmt.Errorf("job %s: %w", r.name, err)
 	}
 	r.spec, r.filter, r.dl, r.rules = spec, filter, dl, rules
+	r.renderKinds = spec.RenderKinds()
 	if names := spec.ItemKindNames(); len(names) > 1 && !spec.ShortForm() {
 		r.byKind = names
 	}
@@ -153,6 +157,8 @@ func (r *jobRunner) runRound(ctx context.Context, round int64) error {
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	g, gctx := errgroup.WithContext(rctx)
+	r.sayRenderers()
+	g.Go(func() error { r.checkListRenderer(gctx); return nil })
 	g.Go(func() error { return r.seed(gctx, round) })
 	g.Go(func() error { return r.feed(gctx, round) })
 	g.Go(func() error { return r.drainFound(gctx, round) })
@@ -295,6 +301,7 @@ func (r *jobRunner) reclaim(ctx context.Context) {
 	r.rerouteDead(ctx, depth)
 	r.rebalance(ctx, depth)
 	r.routeRetries(ctx)
+	r.routeRenderWaiting(ctx, depth)
 	for slave, inflight := range depth.Inflight {
 		if inflight == 0 {
 			continue

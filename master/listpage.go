@@ -299,7 +299,9 @@ func (r *jobRunner) admitBatch(ctx context.Context, b dedup.Batch, kind string, 
 	for i, isNew := range res.New {
 		if isNew {
 			fresh++
-			woken[slaves[i]] = true
+			if slaves[i] != queue.RenderWait {
+				woken[slaves[i]] = true
+			}
 		}
 	}
 	r.m.deps.Metrics.Node(metrics.RoleMaster, 0).Dedup().Admitted(r.name, fresh, len(res.New)-fresh)
@@ -310,13 +312,16 @@ func (r *jobRunner) admitBatch(ctx context.Context, b dedup.Batch, kind string, 
 // the slave it returns.
 func (r *jobRunner) candidate(table *assign.Snapshot, round int64, referer string, link extract.Link) (dedup.Candidate, int, error) {
 	fp := canon.RequestFingerprint("GET", link.URL, nil)
-	slave, err := table.Route(fp[:])
-	if err != nil {
-		return dedup.Candidate{}, 0, fmt.Errorf("route %s: %w", link.URL, err)
-	}
 	task := cluster.Task{URL: link.URL, FP: fp.String(), Job: r.name, Referer: referer, Round: round}
 	if link.Kind != cluster.KindDetail {
 		task.Kind = link.Kind // the short form's tasks stay as they were
+	}
+	slave, err := r.routeKind(table, task.ItemKind(), fp[:])
+	if err != nil {
+		return dedup.Candidate{}, 0, fmt.Errorf("route %s: %w", link.URL, err)
+	}
+	if slave == queue.RenderWait { // no slave can render it yet
+		return dedup.Candidate{FP: fp, Queue: r.keys.RenderWait(), Payload: task.Encode()}, slave, nil
 	}
 	return dedup.Candidate{
 		FP: fp, Queue: r.keys.Queue(slave), Payload: task.Encode(),

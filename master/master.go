@@ -31,6 +31,7 @@ type Master struct {
 	assigner  *assign.Assigner
 	registry  *membership.Registry
 	routes    atomic.Pointer[assign.Snapshot] // the live slave table prepared for routing, kept by Watch
+	renderers atomic.Pointer[assign.Snapshot] // the part of it that can render (render.go)
 	watchWake chan struct{}                   // wakes Watch to read the table now (buffered, 1)
 	jobsWake  chan struct{}                   // wakes coordinate to look at the jobs now (buffered, 1)
 
@@ -274,12 +275,24 @@ func (m *Master) useTable(t assign.Table) {
 		m.log.Error("unusable live slave table", zap.Error(err))
 		return
 	}
+	renderers, err := m.assigner.Snapshot(t.Renderers())
+	if err != nil {
+		m.log.Error("unusable live slave table", zap.Error(err))
+		return
+	}
+	m.log.Info("live slaves", zap.Int64("version", t.Version), zap.Ints("slaves", nodeIDs(t)),
+		zap.Ints("renderers", nodeIDs(t.Renderers())))
+	m.renderers.Store(renderers)
+	m.routes.Store(snap)
+}
+
+// nodeIDs lists the IDs of t's nodes.
+func nodeIDs(t assign.Table) []int {
 	ids := make([]int, len(t.Nodes))
 	for i, n := range t.Nodes {
 		ids[i] = n.ID
 	}
-	m.log.Info("live slaves", zap.Int64("version", t.Version), zap.Ints("slaves", ids))
-	m.routes.Store(snap)
+	return ids
 }
 
 // liveRoutes returns the live slave table prepared for routing, or nil if

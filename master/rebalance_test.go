@@ -43,7 +43,8 @@ func TestRebalance_slaveJoins(t *testing.T) {
 	routes := f.m.liveRoutes()
 	for slave, q := range map[int]string{0: f.jk.Queue(0), 1: f.jk.Queue(1)} {
 		for _, raw := range f.rdb.LRange(f.ctx, q, 0, -1).Val() {
-			if to, _ := routes.Route(routingKey(raw)); to != slave {
+			_, key := routingKey(raw)
+			if to, _ := routes.Route(key); to != slave {
 				t.Errorf("task %s queued for slave %d, routed to %d", raw, slave, to)
 				break
 			}

@@ -46,14 +46,14 @@ func (r *jobRunner) rerouteSlave(ctx context.Context, routes *assign.Snapshot, d
 	woken := map[int]bool{}
 	defer func() { r.m.wakeSlaves(ctx, r.name, woken) }()
 	for start := 0; start < len(tasks); start += rerouteBatch {
-		moves := routeAll(routes, tasks[start:min(start+rerouteBatch, len(tasks))])
+		moves := r.routeAll(routes, tasks[start:min(start+rerouteBatch, len(tasks))])
 		n, err := r.queues.MoveFromSlave(ctx, dead, moves)
 		moved += n
 		if err != nil {
 			return moved, err
 		}
-		for _, m := range moves {
-			woken[m.To] = true
+		for to := range movedTo(moves) {
+			woken[to] = true
 		}
 	}
 	return moved, nil
@@ -97,14 +97,16 @@ func (r *jobRunner) rebalanceSlave(ctx context.Context, routes *assign.Snapshot,
 	defer func() { r.m.wakeSlaves(ctx, r.name, woken) }()
 	for start := 0; start < len(queued); start += rerouteBatch {
 		var moves []queue.Move
-		for _, m := range routeAll(routes, queued[start:min(start+rerouteBatch, len(queued))]) {
+		for _, m := range r.routeAll(routes, queued[start:min(start+rerouteBatch, len(queued))]) {
 			if m.To != slave {
 				moves = append(moves, m)
-				woken[m.To] = true
 			}
 		}
 		n, err := r.queues.MoveQueued(ctx, slave, moves)
 		moved += n
+		for to := range movedTo(moves) {
+			woken[to] = true
+		}
 		if err != nil {
 			return moved, err
 		}
@@ -114,40 +116,43 @@ func (r *jobRunner) rebalanceSlave(ctx context.Context, routes *assign.Snapshot,
 
 // routeRetries routes the failed tasks client retry-failed re-enqueued.
 func (r *jobRunner) routeRetries(ctx context.Context) {
+	r.routeWaiting(ctx, r.keys.Retry(), r.queues.MoveFromRetry, "failed tasks for another try")
+}
+
+// routeWaiting routes a batch of the tasks waiting on list to be routed
+// (the retry list, the render-wait list) over the live table, moving
+// them with move; what names them in the log.
+func (r *jobRunner) routeWaiting(ctx context.Context, list string, move func(context.Context, []queue.Move) (int, error), what string) {
 	routes := r.m.liveRoutes()
 	if routes == nil {
 		return
 	}
-	tasks, err := r.m.deps.Redis.LRange(ctx, r.keys.Retry(), 0, rerouteBatch-1).Result()
+	tasks, err := r.m.deps.Redis.LRange(ctx, list, 0, rerouteBatch-1).Result()
 	if err != nil || len(tasks) == 0 {
 		if err != nil {
-			r.log.Warn("read retried tasks", zap.Error(err))
+			r.log.Warn("read tasks waiting to be routed", zap.String("tasks", what), zap.Error(err))
 		}
 		return
 	}
-	moves := routeAll(routes, tasks)
-	n, err := r.queues.MoveFromRetry(ctx, moves)
+	moves := r.routeAll(routes, tasks)
+	n, err := move(ctx, moves)
 	if err != nil {
-		r.log.Warn("route retried tasks", zap.Error(err))
+		r.log.Warn("route tasks", zap.String("tasks", what), zap.Error(err))
 		return
 	}
-	woken := map[int]bool{}
-	for _, m := range moves {
-		woken[m.To] = true
-	}
-	r.m.wakeSlaves(ctx, r.name, woken)
-	r.log.Info("routed failed tasks for another try", zap.Int("tasks", n))
+	r.m.wakeSlaves(ctx, r.name, movedTo(moves))
+	r.log.Info("routed "+what, zap.Int("tasks", n))
 }
 
 // routeAll routes each task by its fingerprint, as the master first did. A
 // task that cannot be decoded is routed by a hash of its bytes: the slave
 // that takes it records it as failed, so it can neither stop the others
 // from moving nor keep the job from finishing.
-func routeAll(routes *assign.Snapshot, tasks []string) []queue.Move {
+func (r *jobRunner) routeAll(routes *assign.Snapshot, tasks []string) []queue.Move {
 	moves := make([]queue.Move, 0, len(tasks))
 	for _, raw := range tasks {
-		key := routingKey(raw)
-		to, err := routes.Route(key)
+		kind, key := routingKey(raw)
+		to, err := r.routeKind(routes, kind, key)
 		if err != nil {
 			continue // the snapshot has live slaves, so Route does not fail
 		}
@@ -156,12 +161,13 @@ func routeAll(routes *assign.Snapshot, tasks []string) []queue.Move {
 	return moves
 }
 
-func routingKey(raw string) []byte {
+// routingKey is the task's item kind and the key it is routed by.
+func routingKey(raw string) (string, []byte) {
 	if t, err := cluster.DecodeTask(raw); err == nil {
 		if fp, err := canon.ParseFingerprint(t.FP); err == nil {
-			return fp[:]
+			return t.ItemKind(), fp[:]
 		}
 	}
 	sum := sha1.Sum([]byte(raw))
-	return sum[:]
+	return "", sum[:]
 }

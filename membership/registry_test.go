@@ -169,3 +169,24 @@ func TestRegistry_MaxSlavesMismatch(t *testing.T) {
 		t.Fatalf("recorded max slaves = %q, want 64", got)
 	}
 }
+
+// TestRegistry_Render: whether a slave can render comes back in the table,
+// and a slave that takes its offer back (registering again, same run)
+// bumps the version, so masters route rendered kinds elsewhere.
+func TestRegistry_Render(t *testing.T) {
+	r, _, _ := newRegistry(t, Options{})
+	renderer := node(1, "b")
+	renderer.Render = true
+	mustRegister(t, r, node(0, "a"))
+	mustRegister(t, r, renderer)
+	before := snapshot(t, r)
+	if got := ids(before.Renderers()); !slices.Equal(got, []int{1}) {
+		t.Fatalf("renderers %v, want [1] (table %+v)", got, before)
+	}
+	renderer.Render = false
+	mustRegister(t, r, renderer)
+	after := snapshot(t, r)
+	if after.Version == before.Version || len(after.Renderers().Nodes) != 0 || !slices.Equal(ids(after), []int{0, 1}) {
+		t.Errorf("after slave 1 took its offer back: %+v (was %+v); want a new version, both live, no renderer", after, before)
+	}
+}

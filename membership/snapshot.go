@@ -23,7 +23,7 @@ func (r *Registry) Snapshot(ctx context.Context) (assign.Table, error) {
 	}
 	table := assign.Table{Version: epoch, Nodes: make([]assign.Node, len(infos))}
 	for i, info := range infos {
-		table.Nodes[i] = assign.Node{ID: info.ID, Weight: weight(info)}
+		table.Nodes[i] = assign.Node{ID: info.ID, Weight: weight(info), Render: info.Render}
 	}
 	return table, nil
 }

@@ -148,10 +148,15 @@ func (l *Leased) Requeue(ctx context.Context, entries []string) (int, error) {
 }
 
 func (l *Leased) handBack(ctx context.Context, entries []string, uncount bool) (int, error) {
+	return l.handBackTo(ctx, l.keys.List, entries, uncount)
+}
+
+// handBackTo hands entries still in flight to the head of list to.
+func (l *Leased) handBackTo(ctx context.Context, to string, entries []string, uncount bool) (int, error) {
 	if len(entries) == 0 {
 		return 0, nil
 	}
-	keys := []string{l.keys.Inflight, l.keys.List, l.keys.Attempts}
+	keys := []string{l.keys.Inflight, to, l.keys.Attempts}
 	args := appendStrings([]any{flag(uncount), flag(l.marks)}, entries)
 	n, err := releaseScript.Run(ctx, l.rdb, keys, args...).Int()
 	if err != nil {

@@ -40,6 +40,18 @@ func (q *Queue) slaveKeys(slave int) LeasedKeys {
 	return LeasedKeys{List: q.keys.Queue(slave), Inflight: q.keys.Inflight(slave), Attempts: q.keys.TaskAttempts()}
 }
 
+// Park hands tasks still in flight on this slave to the job's render-wait
+// list, uncounted as deliveries: the slave cannot render them (it has no
+// browser, or its browser does not start), and the master routes them to
+// a slave that can. It returns how many were parked.
+func (s *SlaveQueue) Park(ctx context.Context, tasks []string) (int, error) {
+	n, err := s.handBackTo(ctx, s.keys.RenderWait(), tasks, true)
+	if err != nil {
+		return 0, fmt.Errorf("park tasks for a renderer: %w", err)
+	}
+	return n, nil
+}
+
 // Outcome is how a task ended.
 type Outcome struct {
 	// Task is the task's wire form, exactly as taken.
@@ -117,10 +129,13 @@ func flag(b bool) string {
 	return "0"
 }
 
-// Depth is the number of tasks waiting and in flight for each slave.
+// Depth is the number of tasks waiting and in flight for each slave, and
+// of those waiting for a slave that can render.
 type Depth struct {
 	Queued   []int64
 	Inflight []int64
+	// RenderWait is the length of the job's render-wait list.
+	RenderWait int64
 }
 
 // Total returns the tasks waiting and in flight over all slaves.
@@ -141,10 +156,11 @@ func (q *Queue) Depth(ctx context.Context, slaves int) (Depth, error) {
 		ql[i] = pipe.LLen(ctx, q.keys.Queue(i))
 		il[i] = pipe.ZCard(ctx, q.keys.Inflight(i))
 	}
+	wait := pipe.LLen(ctx, q.keys.RenderWait())
 	if _, err := pipe.Exec(ctx); err != nil {
 		return Depth{}, fmt.Errorf("read queue depths: %w", err)
 	}
-	d := Depth{Queued: make([]int64, slaves), Inflight: make([]int64, slaves)}
+	d := Depth{Queued: make([]int64, slaves), Inflight: make([]int64, slaves), RenderWait: wait.Val()}
 	for i := 0; i < slaves; i++ {
 		d.Queued[i], d.Inflight[i] = ql[i].Val(), il[i].Val()
 	}
@@ -168,8 +184,20 @@ func (q *Queue) Items(ctx context.Context, slave int) (queued, inflight []string
 type Move struct {
 	// Task is the task's wire form.
 	Task string
-	// To is the slave whose queue it joins.
+	// To is the slave whose queue it joins, or RenderWait.
 	To int
+}
+
+// RenderWait is the Move target of a task of a rendered kind while no
+// live slave can render: the job's render-wait list (JobKeys.RenderWait).
+const RenderWait = -1
+
+// target is the list a move to slave to joins.
+func (q *Queue) target(to int) string {
+	if to == RenderWait {
+		return q.keys.RenderWait()
+	}
+	return q.keys.Queue(to)
 }
 
 // MoveFromSlave moves tasks of slave from (queued or in flight; a dead
@@ -192,6 +220,12 @@ func (q *Queue) MoveFromRetry(ctx context.Context, moves []Move) (int, error) {
 	return q.move(ctx, q.keys.Retry(), "", moves)
 }
 
+// MoveFromRenderWait moves tasks waiting for a slave that can render onto
+// the queues of the slaves they are now routed to.
+func (q *Queue) MoveFromRenderWait(ctx context.Context, moves []Move) (int, error) {
+	return q.move(ctx, q.keys.RenderWait(), "", moves)
+}
+
 func (q *Queue) move(ctx context.Context, list, inflight string, moves []Move) (int, error) {
 	if len(moves) == 0 {
 		return 0, nil
@@ -207,7 +241,7 @@ func (q *Queue) move(ctx context.Context, list, inflight string, moves []Move) (
 	for _, m := range moves {
 		i, ok := index[m.To]
 		if !ok {
-			keys = append(keys, q.keys.Queue(m.To))
+			keys = append(keys, q.target(m.To))
 			i = len(keys)
 			index[m.To] = i
 		}

@@ -123,8 +123,18 @@ func processAlive(pid int) bool {
 // the pages it shares with the others, so the browser's libraries and
 // shared memory are counted once, not once per process.
 func treeRSS(pid int) int64 {
+	var total int64
+	for _, p := range descendants(pid) {
+		total += rssOf(p)
+	}
+	return total
+}
+
+// descendants is pid and every process below it, from /proc; none when
+// pid is 0.
+func descendants(pid int) []int {
 	if pid == 0 {
-		return 0
+		return nil
 	}
 	children := map[int][]int{}
 	entries, _ := os.ReadDir("/proc")
@@ -137,13 +147,13 @@ func treeRSS(pid int) int64 {
 			children[pp] = append(children[pp], p)
 		}
 	}
-	var total int64
+	var all []int
 	for stack := []int{pid}; len(stack) > 0; {
 		p := stack[len(stack)-1]
 		stack = append(stack[:len(stack)-1], children[p]...)
-		total += rssOf(p)
+		all = append(all, p)
 	}
-	return total
+	return all
 }
 
 // parentOf is pid's parent, from /proc/PID/stat; 0 when unknown.

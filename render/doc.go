@@ -22,13 +22,18 @@
 //     (fetch.CheckHost, the SSRF guard);
 //   - for the page's own host, admitted by the caller's Admit function
 //     (robots.txt and a place in the host's budget, held until the answer
-//     arrives), then sent;
-//   - sent directly otherwise (a CDN's scripts). The browser does not go
-//     through the proxy pool, so a job that requires proxies cannot render
-//     (cluster refuses it at submission).
+//     arrives);
+//   - then sent by the caller's Page.Fetch (the crawl's fetch path: the
+//     job's proxy choice, the address guard, its cookie jar) and answered
+//     to the page with Fetch.fulfillRequest, so that the browser never
+//     reaches the network itself; without Page.Fetch (crawler check), the
+//     browser sends it.
 //
-// Each rendering runs in a browser context of its own (no cookies or
-// storage shared between pages) and is bounded by its render_timeout;
-// passing it is ErrTimeout. Render returns the DOM as HTML, to be read by
-// package extract exactly as a fetched body.
+// Each rendering runs in a browser context of its own, emptied after it,
+// so nothing the browser holds passes from one job to another; cookies
+// last from page to page only through the caller's Page.Jar (one per
+// job), loaded into the tab before the page and read back after it. A
+// rendering is bounded by its render_timeout; passing it is ErrTimeout.
+// Render returns the DOM as HTML, to be read by package extract exactly as
+// a fetched body.
 package render

@@ -89,18 +89,24 @@ func (ic *interceptor) handle(ev cdpfetch.EventRequestPaused) {
 		ic.fail(ev.RequestID, reason)
 		return
 	}
+	var done func(int)
 	if strings.EqualFold(u.Host, ic.host) && ic.page.Admit != nil {
-		done, err := ic.page.Admit(ic.tab, raw)
-		if err != nil {
+		if done, err = ic.page.Admit(ic.tab, raw); err != nil {
 			ic.note(&ic.refused, raw)
 			ic.fail(ev.RequestID, network.ErrorReasonBlockedByClient)
 			return
 		}
-		ic.hold(ev.RequestID, done)
 	}
 	ic.mu.Lock()
 	ic.requests++
 	ic.mu.Unlock()
+	if ic.page.Fetch != nil {
+		ic.fetchFor(ev, u, done)
+		return
+	}
+	if done != nil {
+		ic.hold(ev.RequestID, done)
+	}
 	ic.continueRequest(ev.RequestID)
 }
 

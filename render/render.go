@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"os/exec"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,6 +41,35 @@ type Page struct {
 	// failed when it returns an error; otherwise done is called with the
 	// answer's status (0 for none) once it arrives.
 	Admit func(ctx context.Context, rawURL string) (done func(status int), err error)
+	// Fetch, when not nil, sends every request the page makes that is
+	// neither blocked nor refused, in place of the browser: the browser
+	// then never reaches the network itself, and the answer Fetch returns
+	// is handed to the page. The caller's fetch path applies (its proxy
+	// choice, address guard, cookies); nil lets the browser send them.
+	Fetch func(ctx context.Context, req SubRequest) (Answer, error)
+	// Jar, when not nil, holds the job's cookies: the page sees those of
+	// its URL (document.cookie), and the cookies its scripts set are kept
+	// in it for the job's next pages. Nil keeps none past the rendering.
+	Jar http.CookieJar
+}
+
+// SubRequest is a request a rendered page makes, for Page.Fetch.
+type SubRequest struct {
+	URL    string
+	Method string
+	// Headers are those the page's browser would send (cookies the page
+	// set meanwhile included), but for the user agent, the encodings
+	// accepted and those the fetch path sets itself.
+	Headers map[string]string
+	Body    []byte
+}
+
+// Answer is what Page.Fetch got for a SubRequest: a status (not 2xx
+// included), its Content-Type and body (decoded as the fetch path does).
+type Answer struct {
+	Status      int
+	ContentType string
+	Body        []byte
 }
 
 // Result is a rendered page.
@@ -80,6 +111,17 @@ func New(opts Options, log *zap.Logger) (*Renderer, error) {
 	}
 	return &Renderer{opts: opts, log: log.Named("render"), tabs: make(chan struct{}, opts.Tabs),
 		idle: make(chan *tab, opts.Tabs)}, nil
+}
+
+// Available reports whether the browser is installed where Options say,
+// without starting it: an error wrapping ErrNoBrowser says why not. A
+// process announces that it can render on this (a slave's node record);
+// Check goes further and starts the browser.
+func (r *Renderer) Available() error {
+	if _, err := exec.LookPath(r.opts.Browser); err != nil {
+		return fmt.Errorf("%w: %w", ErrNoBrowser, err)
+	}
+	return nil
 }
 
 // Check starts the browser if it is not running and reports whether it

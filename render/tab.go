@@ -73,6 +73,9 @@ func (r *Renderer) renderIn(ctx context.Context, t *tab, p Page) (Result, error)
 	if err := ic.setUp(pctx); err != nil {
 		return Result{}, err
 	}
+	if err := loadCookies(pctx, p.Jar, u); err != nil {
+		return Result{}, err
+	}
 
 	rctx, cancel := context.WithTimeout(pctx, p.Rendering.Timeout)
 	defer cancel()
@@ -91,6 +94,7 @@ func (r *Renderer) renderIn(ctx context.Context, t *tab, p Page) (Result, error)
 	if err != nil {
 		return ic.result(nil), err
 	}
+	keepCookies(pctx, p.Jar, u)
 	return ic.result([]byte(html)), nil
 }
 
@@ -112,7 +116,7 @@ func (ic *interceptor) setUp(tab context.Context) error {
 		return fmt.Errorf("render: set headers: %w", err)
 	}
 	patterns := []*cdpfetch.RequestPattern{{URLPattern: "*", RequestStage: cdpfetch.RequestStageRequest}}
-	if ic.page.Admit != nil {
+	if ic.page.Admit != nil && ic.page.Fetch == nil { // fetched requests give their places back themselves
 		patterns = append(patterns, &cdpfetch.RequestPattern{URLPattern: ic.origin + "/*", RequestStage: cdpfetch.RequestStageResponse})
 	}
 	if _, err := chromedp.Call(tab, cdpfetch.Enable, cdpfetch.EnableParams{Patterns: patterns}); err != nil {

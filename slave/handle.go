@@ -69,6 +69,11 @@ func (s *Slave) handle(ctx context.Context, res downloader.Result) {
 		}
 		s.commits.add(w, item, res.Tries-1, found)
 	case downloader.Failed:
+		if unrenderable(res.Err) { // not the page's fault: for a slave that can render
+			s.withdrawRender(ctx, w.job.name, res.Err)
+			s.park(ctx, w)
+			return
+		}
 		s.settle(ctx, w, s.failure(w, res.Err, res.Tries, res.Transient), queue.Outcome{Failed: true, Retries: max(res.Tries-1, 0)})
 	default: // skipped on purpose
 		f := s.failure(w, res.Err, res.Tries, false)

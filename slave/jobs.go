@@ -29,6 +29,10 @@ type job struct {
 	rules     *extract.Rules  // its page kinds, compiled
 	dl        *downloader.Job // its request settings, cookies and robots.txt
 	byKind    bool            // it has several item kinds, its tasks counted by kind too
+	// renderKinds are its kinds whose pages are rendered; parked says
+	// once that this slave handed their tasks on (render.go).
+	renderKinds map[string]bool
+	parked      sync.Once
 	// stopped ends when the job stops running here (client cancel asked to
 	// stop it, or it finished): its requests not yet sent are abandoned.
 	stopped context.Context
@@ -44,6 +48,9 @@ type jobSet struct {
 	log   *zap.Logger
 	dl    *downloader.Downloader
 	near  *metrics.NearDup // what each job's near-duplicate mirror holds
+	// onRender, when set, is told the name of each job loaded whose
+	// pages are rendered.
+	onRender func(job string)
 
 	mu      sync.Mutex
 	byName  map[string]*job
@@ -174,8 +181,11 @@ func (s *jobSet) load(ctx context.Context, name, submitted string) (*job, error)
 	}
 	j = &job{name: name, submitted: submitted, spec: spec, keys: jk, rules: rules,
 		queue: queue.New(s.rdb, jk).Slave(s.slave), near: near, dl: dl,
-		byKind: !spec.ShortForm() && len(spec.ItemKindNames()) > 1}
+		byKind: !spec.ShortForm() && len(spec.ItemKindNames()) > 1, renderKinds: spec.RenderKinds()}
 	j.stopped, j.stop = context.WithCancel(context.Background())
+	if len(j.renderKinds) > 0 && s.onRender != nil {
+		s.onRender(name)
+	}
 	s.mu.Lock()
 	s.byName[name] = j
 	s.mu.Unlock()

@@ -25,7 +25,8 @@ type Slave struct {
 	opts     Options
 	deps     Deps
 	log      *zap.Logger
-	info     cluster.NodeInfo
+	infoMu   sync.Mutex
+	info     cluster.NodeInfo // its node record; Render changes (render.go)
 	registry *membership.Registry
 	dl       *downloader.Downloader
 	jobs     *jobSet
@@ -75,6 +76,8 @@ func New(opts Options, deps Deps) (*Slave, error) {
 		held:     newHeldTasks(),
 		freed:    make(chan struct{}, 1),
 	}
+	s.info.Render = renderOffer(deps.Renderer, log)
+	s.jobs.onRender = s.jobRenders
 	s.acks = newAcker(s, log)
 	s.commits = newCommitter(s)
 	s.marks = newMarker(s, log)
@@ -97,7 +100,7 @@ func nodeInfo(opts Options) cluster.NodeInfo {
 // host) is replaced; one of another live process is refused once its lease
 // shows it alive (membership.Registry.Claim).
 func (s *Slave) Register(ctx context.Context) error {
-	if err := s.registry.Claim(ctx, s.info); err != nil {
+	if err := s.registry.Claim(ctx, s.nodeInfo()); err != nil {
 		return fmt.Errorf("slave %d: %w", s.opts.ID, err)
 	}
 	return nil
@@ -142,7 +145,7 @@ func (s *Slave) Run(ctx context.Context) error {
 // another slave holds the ID, or on a configuration mismatch.
 func (s *Slave) keepAlive(ctx context.Context) error {
 	for {
-		err := s.registry.KeepAlive(ctx, s.info)
+		err := s.registry.KeepAlive(ctx, s.nodeInfo())
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -274,6 +277,15 @@ func (s *Slave) start(drainCtx context.Context, w *work) {
 			defer s.side.Done()
 			defer s.signalFreed()
 			s.settleUnfetchable(drainCtx, w, err)
+		}()
+		return
+	}
+	if w.job.renderKinds[task.ItemKind()] && !s.canRender() {
+		s.side.Add(1)
+		go func() {
+			defer s.side.Done()
+			defer s.signalFreed()
+			s.park(drainCtx, w)
 		}()
 		return
 	}

@@ -45,13 +45,14 @@ func newRootCmd() *cobra.Command {
   crawler-bench assign --slots 64 --slaves 10 --keys 1000000
   crawler-bench crawl --details 4000 --slaves 1,2,4,8 --hosts 8
   crawler-bench kinds --pages 4000                           # the shop with page kinds beside two kinds
+  crawler-bench render --pages 200 --tabs 1,2,4             # rendered pages beside plain fetches
   crawler-bench report -o docs/benchmarks.md     # all of them, each on a Redis of its own (make bench)`,
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringVar(&crawlerFlag, "crawler", "",
 		"the crawler executable the benchmarks start as masters and slaves (default: crawler beside this binary, else on $PATH)")
 	root.AddCommand(newBenchDedupCmd(), newBenchAssignCmd(), newBenchCrawlCmd(), newBenchProxyCmd(),
-		newBenchIdleCmd(), newBenchMemoryCmd(), newBenchRoundTripsCmd(), newBenchReportCmd(), newBenchSiteCmd(), newBenchKindsCmd())
+		newBenchIdleCmd(), newBenchMemoryCmd(), newBenchRoundTripsCmd(), newBenchReportCmd(), newBenchSiteCmd(), newBenchKindsCmd(), newBenchRenderCmd())
 	return root
 }
 

@@ -84,7 +84,7 @@ func newSubmitCmd() *cobra.Command {
 				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), spec.Name)
-			warnNoCrew(cmd, cl, cf)
+			warnNoCrew(cmd, cl, cf, spec)
 			return nil
 		},
 	}
@@ -163,8 +163,10 @@ func newStatusCmd() *cobra.Command {
 
 // warnNoCrew warns, on stderr, when no master or no slave serves the
 // Redis and prefix a job was submitted to: the job would wait silently
-// (every command defaults --redis to 127.0.0.1:6379).
-func warnNoCrew(cmd *cobra.Command, cl *client.Client, cf clusterFlags) {
+// (every command defaults --redis to 127.0.0.1:6379); and when the job
+// renders item pages and no live slave can render them: those tasks wait
+// for one.
+func warnNoCrew(cmd *cobra.Command, cl *client.Client, cf clusterFlags, spec *cluster.JobSpec) {
 	crew, err := cl.Crew(cmd.Context())
 	where := fmt.Sprintf("--redis %s --prefix %s", redact.URL(cf.redis), cf.prefix)
 	switch {
@@ -176,6 +178,9 @@ func warnNoCrew(cmd *cobra.Command, cl *client.Client, cf clusterFlags) {
 			where, defaultRedis, cluster.DefaultPrefix)
 	case crew.Slaves == 0:
 		fmt.Fprintf(cmd.ErrOrStderr(), "warning: no slave is live at %s: the job waits until one starts there\n", where)
+	case crew.Renderers == 0 && spec.Renders():
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: the job renders pages (render: true) and none of the %d live slaves at %s can "+
+			"render (none has a browser): their tasks wait until a slave started with a browser joins (--browser PATH)\n", crew.Slaves, where)
 	}
 }
 
@@ -206,6 +211,9 @@ func printStatus(w io.Writer, st *client.Status, asJSON bool) {
 		c.Offsite, c.InvalidLinks, c.NearDuplicates, c.Retries)
 	if c.Rendered > 0 {
 		fmt.Fprintf(w, "  rendered in the browser %d (list and detail pages)\n", c.Rendered)
+	}
+	if c.WaitingForRenderer > 0 {
+		fmt.Fprintf(w, "  waiting for a slave that can render %d (discovered, not yet queued)\n", c.WaitingForRenderer)
 	}
 	printRounds(w, st)
 	ids := make([]string, 0, len(st.Slaves))

@@ -1,6 +1,7 @@
 -- frontier.cancel: stop a job as client cancel asked. K: state, stats,
 -- frontier, pages in progress, retry list, retrying set, task attempts,
--- list attempts, then per slave its queue and in-flight set. A: now (RFC
+-- list attempts, render-wait list, then per slave its queue and in-flight
+-- set. A: now (RFC
 -- 3339) and "1" to finish the job once nothing of it is in flight ("0"
 -- only drops, so slaves stop at once while the master waits for its list
 -- pages in progress). TASK_RETRY_MARKER marks a task that client
@@ -40,7 +41,14 @@ local function counted(entries)
 end
 
 local dropped, inflight = 0, 0
-for i = 9, #K, 2 do
+-- the tasks waiting for a slave that can render are dropped as queued ones
+if retrying or KIND_BY_ITEM then
+  dropped = dropped + counted(redis.call('LRANGE', K[9], 0, -1))
+else
+  dropped = dropped + redis.call('LLEN', K[9])
+end
+redis.call('DEL', K[9])
+for i = 10, #K, 2 do
   if retrying or KIND_BY_ITEM then
     dropped = dropped + counted(redis.call('LRANGE', K[i], 0, -1))
   else

@@ -1,4 +1,4 @@
--- Leased.Release and Leased.Requeue: hand back the entries in ARGV[3..]
+-- Leased.Release, Leased.Requeue and SlaveQueue.Park: hand back the entries in ARGV[3..]
 -- that are still in flight in KEYS[1], to the head of list KEYS[2]. With
 -- ARGV[1] = '1' (Release: a graceful shutdown handing back work it never
 -- finished) the delivery does not count (its start mark is dropped); with
