@@ -230,7 +230,9 @@ func TestReport(t *testing.T) {
 		"| Redis CPU per stored page, 0s latency, 2 hosts | ≤ 0.050 ms |", "## Dupefilter, 2k fingerprints",
 		"crawler-bench dedup --n 2000 --batch 1000 --duration 200ms --redis-server redis-server --format md",
 		"## Assigner", "## Crawl, 0s latency, 2 hosts, slaves 1", "crawler-bench crawl --slaves 1 ", "## Idle cluster",
-		"crawler-bench idle --slaves 1 --duration 1s --after-job=false", "## Memory", "| 4 | 64 KiB |"} {
+		"crawler-bench idle --slaves 1 --duration 1s --after-job=false", "## Memory", "| 4 | 64 KiB |",
+		"## Rendering beside plain fetches", "crawler-bench render --pages 5 --tabs 1 --browser chromium",
+		"| fetch | 1 | 5 |", "| render | 1 | 5 |"} {
 		if !strings.Contains(doc.String(), want) {
 			t.Errorf("the report lacks %q", want)
 		}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -48,6 +50,15 @@ func (o RenderOptions) Validate() error {
 		}
 	}
 	return nil
+}
+
+// Args are the crawler-bench render flags that give o.
+func (o RenderOptions) Args() []string {
+	tabs := make([]string, len(o.Tabs))
+	for i, n := range o.Tabs {
+		tabs[i] = strconv.Itoa(n)
+	}
+	return []string{"--pages", strconv.Itoa(o.Pages), "--tabs", strings.Join(tabs, ","), "--browser", o.Browser}
 }
 
 // RenderRow is one way of reading the pages at one concurrency.

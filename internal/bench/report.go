@@ -37,6 +37,9 @@ type ReportOptions struct {
 	// Kinds is the crawl model's cost, the shop beside the two-kind
 	// crawl; nil skips it.
 	Kinds *KindsOptions
+	// Render is the rendering benchmark, rendered pages beside plain
+	// fetches; nil skips it.
+	Render *RenderOptions
 	// Progress, when set, receives a line as each benchmark starts.
 	Progress io.Writer
 }
@@ -59,9 +62,10 @@ func DefaultReportOptions() ReportOptions {
 	issue9.Slaves, issue9.Hosts = []int{1, 2, 4}, 4
 	loaded := slow
 	loaded.Slaves, loaded.Concurrency, loaded.DetailsPerSlave = []int{1, 2, 4}, 128, 6400
-	site, kinds := DefaultSiteOptions(), DefaultKindsOptions()
+	site, kinds, rendering := DefaultSiteOptions(), DefaultKindsOptions(), DefaultRenderOptions()
+	rendering.Pages, rendering.Tabs = 40, []int{1, 2}
 	return ReportOptions{
-		RedisServer: "redis-server", RedisURL: "redis://127.0.0.1:6379/0", Site: &site, Kinds: &kinds,
+		RedisServer: "redis-server", RedisURL: "redis://127.0.0.1:6379/0", Site: &site, Kinds: &kinds, Render: &rendering,
 		DedupN: []int{1_000_000, 10_000_000}, Dedup: DedupOptions{Duration: 10 * time.Second},
 		Assign: AssignOptions{Keys: 1_000_000}, Crawls: []CrawlOptions{zero, slow, issue9, loaded},
 		Idle: DefaultIdleOptions(), Memory: DefaultMemoryOptions(),
@@ -79,6 +83,7 @@ func QuickReportOptions() ReportOptions {
 	o.Memory.Concurrency, o.Memory.PageBytes, o.Memory.Pages = 32, 1<<20, 64
 	o.Site.Details, o.Site.Rounds, o.Site.Latencies = 400, 1, []time.Duration{0}
 	o.Kinds.Pages, o.Kinds.Rounds = 400, 1
+	o.Render.Pages, o.Render.Tabs = 5, []int{1}
 	return o
 }
 
@@ -102,7 +107,7 @@ func Report(ctx context.Context, w io.Writer, opts ReportOptions) error {
 	r := &report{opts: opts, scripts: newScriptNames()}
 	var body strings.Builder
 	r.w = &body
-	for _, section := range []func(context.Context) error{r.oneSite, r.dedup, r.assign, r.crawl, r.kindsCost, r.roundTrips, r.idleCost, r.memoryCheck} {
+	for _, section := range []func(context.Context) error{r.oneSite, r.dedup, r.assign, r.crawl, r.kindsCost, r.renderCost, r.roundTrips, r.idleCost, r.memoryCheck} {
 		if err := section(ctx); err != nil {
 			return err
 		}
@@ -307,6 +312,22 @@ func (r *report) kindsCost(ctx context.Context) error {
 		"products with typed fields and related links the slaves send back) beside the two-kind job of the demo " +
 		"site, the same number of pages stored by the same cluster; the rows say what extra work the shop's crawl had."
 	return r.section("Crawl model: page kinds beside two kinds", intro, r.command("kinds", opts.Args()), KindsTables(rep))
+}
+
+// renderCost is what rendering a page costs beside fetching it.
+func (r *report) renderCost(ctx context.Context) error {
+	if r.opts.Render == nil {
+		return nil
+	}
+	opts := *r.opts.Render
+	r.progress("render, %d pages at %s tabs", opts.Pages, joinInts(opts.Tabs))
+	rows, err := Render(ctx, opts)
+	if err != nil {
+		return fmt.Errorf("render: %w", err)
+	}
+	intro := "What a page built by script costs when rendered in headless Chromium (render: true), beside a plain " +
+		"fetch of the same page: pages/s, CPU per page (the browser's processes included) and the browser's memory per tab."
+	return r.section("Rendering beside plain fetches", intro, r.command("render", opts.Args()), []Table{RenderTable(rows)})
 }
 
 func (r *report) roundTrips(ctx context.Context) error {
