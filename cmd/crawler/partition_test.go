@@ -23,6 +23,7 @@ import (
 // stored, nothing is dead-lettered for it, and the crawl ends exactly
 // right once it is back.
 func TestFaults_MongoOutage(t *testing.T) {
+	t.Parallel()
 	c := newCutCrawl(t, "mongo", faultSite, "mongo", func(e *clusterEnv) {
 		e.slaveArgs = append(e.slaveArgs, "--concurrency", "4")
 	})
@@ -179,6 +180,7 @@ var partitionSite = demosite.Options{Details: 1500, PerPage: 30, Overlap: 10, De
 // (nothing counted twice, no item stored twice); once healed it rejoins
 // and takes its share of what is still queued. No process exits.
 func TestPartition_SlaveBlackhole(t *testing.T) {
+	t.Parallel()
 	c := newCutCrawl(t, "cut", partitionSite, "redis", func(e *clusterEnv) {
 		e.slaveArgs = append(e.slaveArgs, "--concurrency", "2")
 	})
@@ -216,6 +218,7 @@ func TestPartition_SlaveBlackhole(t *testing.T) {
 // second; when healed the first learns it lost the fence and stops acting
 // on the job; every list page is walked once.
 func TestPartition_MasterBlackhole(t *testing.T) {
+	t.Parallel()
 	c := newCutCrawl(t, "moved", partitionSite, "redis", func(e *clusterEnv) {
 		e.masterArgs = append(e.masterArgs, "--job-lease", "2s")
 	})
