@@ -25,7 +25,7 @@ func (c *serverClock) sync(ctx context.Context) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, fmt.Errorf("read the redis clock: %w", err)
 	}
-	c.skew.Store(int64(server.Sub(time.Now())))
+	c.skew.Store(int64(time.Until(server)))
 	return server, nil
 }
 
