@@ -5,6 +5,11 @@ BIN       ?= bin/crawler
 BENCH_BIN ?= bin/crawler-bench
 PKGS      ?= ./...
 TESTFLAGS ?= -race -count=1 -timeout 45m
+# TESTPARALLEL: how many tests of one package run at once (those that call
+# t.Parallel). The cluster tests mostly wait on processes they started,
+# so more than the cores' count (go test's default) keeps both cores busy;
+# a -parallel in TESTFLAGS wins.
+TESTPARALLEL ?= 4
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.7.0
 # Compose: `docker compose` (v2) when its plugin is installed, else docker-compose (v1).
 COMPOSE ?= $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
@@ -20,7 +25,7 @@ build:
 ## test: formatting, vet, staticcheck, bounded fuzzing, and every test against
 ## real Redis and MongoDB-wire servers (started here when none answers)
 test: check fuzz k8s-check
-	./scripts/with-test-servers.sh $(GO) test $(TESTFLAGS) $(PKGS)
+	./scripts/with-test-servers.sh $(GO) test -parallel $(TESTPARALLEL) $(TESTFLAGS) $(PKGS)
 
 ## k8s-check: build deploy/k8s/base with kustomize, decode every object
 ## strictly into its k8s.io/api type, and check each flag and CRAWLER_*

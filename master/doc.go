@@ -11,7 +11,9 @@
 // A job is finished when its frontier is empty, no list page is being
 // fetched, and no detail task is queued or in flight on any slave. Jobs with
 // recrawl_every start a new round on schedule; detail pages come back only
-// once the dupefilter window has passed.
+// once the dupefilter window has passed. Rounds are scheduled on the
+// cluster's clock (Redis TIME, as leases and rates are), so a master's host
+// clock being off does not start a round early or late.
 //
 // The master never talks to a slave: they meet in Redis (package queue and
 // the cluster key names).

@@ -23,7 +23,12 @@ type frontier struct {
 	maxSlaves int
 	fence     int64
 	itemKinds string // the job's item kinds, space-separated, for kinds.lua
+	clock     *serverClock
 }
+
+// stamp is the cluster's time now, as a state hash records it (started_at,
+// finished_at, cancelled_at).
+func (f *frontier) stamp() string { return f.clock.now().UTC().Format(time.RFC3339) }
 
 // runCounting runs a script that counts list pages by kind (kinds.lua): it
 // appends the stats key and the item kinds to keys and args.
@@ -56,7 +61,7 @@ func pairs(refs []pageRef) []any {
 // reports false if the job was already at that round.
 func (f *frontier) startRound(ctx context.Context, round int64) (bool, error) {
 	keys := []string{f.keys.State(), f.keys.ListSeen(round - 1), f.keys.Committed(round - 1)}
-	n, err := f.run(ctx, startRoundScript, keys, round, time.Now().UTC().Format(time.RFC3339)).Int()
+	n, err := f.run(ctx, startRoundScript, keys, round, f.stamp()).Int()
 	if err != nil {
 		return false, fmt.Errorf("start round %d: %w", round, codes.Translate(err))
 	}
@@ -171,7 +176,7 @@ func (f *frontier) tryFinish(ctx context.Context, nextRound time.Time) (int, err
 	if !nextRound.IsZero() {
 		next = nextRound.UTC().Format(time.RFC3339Nano) // whole seconds would start a 1s recrawl early
 	}
-	n, err := f.run(ctx, finishScript, keys, time.Now().UTC().Format(time.RFC3339), next).Int()
+	n, err := f.run(ctx, finishScript, keys, f.stamp(), next).Int()
 	if err != nil {
 		return roundRunning, fmt.Errorf("check finished: %w", codes.Translate(err))
 	}
@@ -189,7 +194,7 @@ func (f *frontier) cancel(ctx context.Context, finish bool) (int64, bool, error)
 	for i := 0; i < f.maxSlaves; i++ {
 		keys = append(keys, f.keys.Queue(i), f.keys.Inflight(i))
 	}
-	res, err := f.runCounting(ctx, cancelScript, keys, time.Now().UTC().Format(time.RFC3339),
+	res, err := f.runCounting(ctx, cancelScript, keys, f.stamp(),
 		finishArg(finish)).Int64Slice()
 	if err != nil {
 		return 0, false, fmt.Errorf("cancel job: %w", codes.Translate(err))

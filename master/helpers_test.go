@@ -38,6 +38,13 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	rdb, keys := testenv.Redis(t)
+	return newFixtureOn(t, rdb, keys, DefaultOptions())
+}
+
+// newFixtureOn is newFixture on the Redis given, with the master's
+// options (its ID set here).
+func newFixtureOn(t *testing.T, rdb *redis.Client, keys cluster.Keys, opts Options) *fixture {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	path := filepath.Join(t.TempDir(), "failed.jsonl")
@@ -46,7 +53,6 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = failures.Close() })
-	opts := DefaultOptions()
 	opts.ID = "test-master"
 	m, err := New(opts, Deps{Redis: rdb, Keys: keys, Failures: failures})
 	if err != nil {

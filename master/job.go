@@ -54,6 +54,7 @@ func (r *jobRunner) run(ctx context.Context) error {
 	if err := r.load(ctx); err != nil {
 		return err
 	}
+	r.syncClock(ctx)
 	for {
 		s, err := r.frontier.state(ctx)
 		if err != nil {
@@ -74,8 +75,8 @@ func (r *jobRunner) run(ctx context.Context) error {
 			}
 		case s.state == cluster.StateFinished && (!r.spec.Recurring() || s.nextRound.IsZero()):
 			return nil
-		case s.state == cluster.StateFinished && time.Now().Before(s.nextRound):
-			if !sleep(ctx, min(time.Until(s.nextRound), r.m.opts.Tick)) {
+		case s.state == cluster.StateFinished && !r.roundDue(ctx, s.nextRound):
+			if !sleep(ctx, r.untilRound(s.nextRound)) {
 				return nil
 			}
 		default: // pending, or a recrawl is due
@@ -127,7 +128,7 @@ func (r *jobRunner) load(ctx context.Context) error {
 	if names := spec.ItemKindNames(); len(names) > 1 && !spec.ShortForm() {
 		r.byKind = names
 	}
-	r.frontier = &frontier{rdb: r.m.deps.Redis, keys: r.keys, maxSlaves: r.m.opts.MaxSlaves, fence: r.fence,
+	r.frontier = &frontier{rdb: r.m.deps.Redis, keys: r.keys, maxSlaves: r.m.opts.MaxSlaves, fence: r.fence, clock: r.m.clock,
 		itemKinds: itemKinds(spec, rules)}
 	r.queues = queue.New(r.m.deps.Redis, r.keys)
 	r.lists = queue.NewLeased(r.m.deps.Redis, queue.LeasedKeys{
@@ -252,6 +253,7 @@ func (r *jobRunner) maintain(ctx context.Context, round int64) error {
 		case <-ticker.C:
 		}
 		if time.Since(lastReclaim) >= r.m.opts.Tick {
+			r.syncClock(ctx)
 			r.prepareFilter(ctx)
 			r.reclaim(ctx)
 			lastReclaim = time.Now()
@@ -275,16 +277,45 @@ func (r *jobRunner) maintain(ctx context.Context, round int64) error {
 	}
 }
 
+// syncClock reads the cluster's clock, which the next round's time is
+// taken from when the round finishes.
+func (r *jobRunner) syncClock(ctx context.Context) {
+	if _, err := r.m.clock.sync(ctx); err != nil {
+		r.log.Warn("sync clock", zap.Error(err))
+	}
+}
+
 func (r *jobRunner) prepareFilter(ctx context.Context) {
 	if err := r.filter.Prepare(ctx); err != nil {
 		r.log.Warn("prepare dupefilter slice", zap.Error(err))
 	}
 }
 
-// nextRoundAt is when the next round starts (recrawl_every or schedule),
-// or zero when the job runs once.
+// nextRoundAt is when the next round starts (recrawl_every or schedule,
+// from now on the cluster's clock), or zero when the job runs once.
 func (r *jobRunner) nextRoundAt() time.Time {
-	return r.spec.NextRound(time.Now())
+	return r.spec.NextRound(r.m.clock.now())
+}
+
+// roundDue reads the cluster's clock and reports whether the round
+// scheduled at next is due. A clock that cannot be read says not yet: the
+// runner asks again a tick later.
+func (r *jobRunner) roundDue(ctx context.Context, next time.Time) bool {
+	now, err := r.m.clock.sync(ctx)
+	if err != nil {
+		r.log.Warn("wait for the next round", zap.Error(err))
+		return false
+	}
+	return !now.Before(next)
+}
+
+// untilRound is how long to wait before looking again for the round
+// scheduled at next: until it is due by the clock last read, but a tick
+// at most, so a clock that moves (a server's stepped, or a test's) is
+// read again soon, and finishCheckEvery at least, so a clock that could
+// not be read is not asked again at once.
+func (r *jobRunner) untilRound(next time.Time) time.Duration {
+	return min(max(next.Sub(r.m.clock.now()), finishCheckEvery), r.m.opts.Tick)
 }
 
 // reclaim puts list pages and detail tasks whose lease lapsed back on their

@@ -30,6 +30,7 @@ type Master struct {
 	dl        *downloader.Downloader // fetches list pages, politely, for every job
 	assigner  *assign.Assigner
 	registry  *membership.Registry
+	clock     *serverClock                    // Redis's TIME, on which rounds are scheduled
 	routes    atomic.Pointer[assign.Snapshot] // the live slave table prepared for routing, kept by Watch
 	renderers atomic.Pointer[assign.Snapshot] // the part of it that can render (render.go)
 	watchWake chan struct{}                   // wakes Watch to read the table now (buffered, 1)
@@ -152,6 +153,7 @@ func New(opts Options, deps Deps) (*Master, error) {
 	}
 	return &Master{
 		opts:      opts,
+		clock:     &serverClock{rdb: deps.Redis},
 		token:     processToken(opts.ID),
 		deps:      deps,
 		log:       log,

@@ -188,7 +188,7 @@ func (g *gate) dispatch(gs *Gates, now time.Time) {
 		g.waiters[0] = nil
 		g.waiters = g.waiters[1:]
 		g.take(now)
-		w.ch <- &Pass{gates: gs, gate: g, Waited: now.Sub(w.since), Reason: w.reason}
+		w.ch <- &Pass{gates: gs, gate: g, Waited: now.Sub(w.since), Reason: w.reason, granted: now}
 	}
 }
 

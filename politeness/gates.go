@@ -66,6 +66,10 @@ type Pass struct {
 	// it back first (ReasonNone if it went at once).
 	Waited time.Duration
 	Reason Reason
+	// granted is when the gate let the request go (took its slot and
+	// token), on this process's clock: the time the rate is kept at,
+	// before the waiting goroutine is woken.
+	granted time.Time
 }
 
 // Host is the host the pass is for.
@@ -90,7 +94,7 @@ func (g *Gates) Enter(ctx context.Context, host string, rule Rule) (*Pass, error
 		gt.take(now)
 		gt.notePeak(now)
 		g.mu.Unlock()
-		return &Pass{gates: g, gate: gt}, nil
+		return &Pass{gates: g, gate: gt, granted: now}, nil
 	}
 	w := &waiter{ch: make(chan *Pass, 1), since: now, reason: reason}
 	gt.waiters = append(gt.waiters, w)

@@ -67,7 +67,7 @@ func (s *sender) run(t testing.TB, ctx context.Context, g *Gates, host string, r
 					return
 				}
 				s.mu.Lock()
-				s.at = append(s.at, time.Now())
+				s.at = append(s.at, p.granted) // not time.Now(): a loaded machine wakes the goroutine late
 				s.mu.Unlock()
 				in := s.inflight.Add(1)
 				for {

@@ -84,6 +84,7 @@ func (e clusterEnv) cancel(t *testing.T, job string) {
 // dropped at a cancel and counted cancelled; only the requests on the wire
 // finish, and the site sees no request after them.
 func TestClient_cancelStopsFetching(t *testing.T) {
+	t.Parallel()
 	c := &cancelSite{free: 20}
 	env := startCancelCrawl(t, c)
 	env.waitProgress(t, "stopme", "two requests held on the wire", func(client.Counters) bool { return c.held.Load() == 2 })
@@ -109,6 +110,7 @@ func TestClient_cancelStopsFetching(t *testing.T) {
 // a Retry-After of an hour: the tasks waiting for it are dropped and the
 // job is finished.
 func TestClient_cancelPausedHost(t *testing.T) {
+	t.Parallel()
 	c := &cancelSite{free: 20, pause: true}
 	env := startCancelCrawl(t, c)
 	env.waitProgress(t, "stopme", "the host paused", func(client.Counters) bool { return c.arrived.Load() > 0 })

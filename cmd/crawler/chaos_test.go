@@ -42,8 +42,12 @@ const (
 // every page stored once, nothing dead-lettered, the counters adding up
 // and equal to the store, and no process exited but those killed.
 func TestChaos_KillRestart(t *testing.T) {
+	t.Parallel()
 	for _, seed := range seedsFromEnv(t) {
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runChaos(t, seed) })
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Parallel()
+			runChaos(t, seed)
+		})
 	}
 }
 
@@ -237,6 +241,7 @@ func checkSlaveCounts(t *testing.T, st client.Status) {
 // The slot itself comes back once the dead run's lease lapses, and the
 // crawl ends exactly right.
 func TestChaos_KillSlaveBeforeFetch(t *testing.T) {
+	t.Parallel()
 	env := newClusterEnv(t)
 	env.slaveArgs = append(env.slaveArgs, "--concurrency", "4", "--task-lease", "3s")
 	site, base, slow, requests := serveSlowSite(t, demosite.Options{Details: 16, PerPage: 30, Overlap: 10})

@@ -47,6 +47,7 @@ func checkJSON(t *testing.T, o checkOptions) (checkReport, error) {
 // TestCheck_shop checks a page of every kind of the demo shop with the
 // shop's own job: the kind decided, each rule's links, the fields.
 func TestCheck_shop(t *testing.T) {
+	t.Parallel()
 	shop, base, job := serveShop(t)
 	for _, tc := range []struct {
 		url, kind, wantKind string
@@ -91,6 +92,7 @@ func TestCheck_shop(t *testing.T) {
 // not have, and a missing required field each fail the command, naming
 // the cause.
 func TestCheck_failures(t *testing.T) {
+	t.Parallel()
 	_, base, job := serveShop(t)
 	for _, tc := range []struct {
 		o    checkOptions
@@ -113,6 +115,7 @@ func TestCheck_failures(t *testing.T) {
 // TestCheck_command runs the binary: a product page prints its fields and
 // exits 0; a page without the required title exits non-zero and says so.
 func TestCheck_command(t *testing.T) {
+	t.Parallel()
 	_, base, job := serveShop(t)
 	binary(t) // built before the command's time starts
 	stdout, stderr, err := crawler(t, time.Minute, "check", "--job", job, "--url", base+"/p/3")
@@ -134,6 +137,7 @@ func TestCheck_command(t *testing.T) {
 // allow patterns matching the URL lead to, else the only item kind; a job
 // with two item kinds and no allow pattern needs --kind.
 func TestPageKind(t *testing.T) {
+	t.Parallel()
 	spec, err := cluster.ParseJobSpec(strings.NewReader(`name: two
 seeds: ["https://a.example/", {url: "https://a.example/api", kind: api}]
 kinds:

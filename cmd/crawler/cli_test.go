@@ -15,6 +15,7 @@ import (
 // password in the error, whole or in part, and the error names the flag
 // once.
 func TestCLI_credentials(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args   []string
 		hidden []string // no part of the password may show
@@ -56,6 +57,7 @@ func TestCLI_credentials(t *testing.T) {
 // TestCLI_zeroMeansZero (issue 8, defect 9): a flag given as 0 where 0 is
 // meaningless is an error naming the flag, not silently the default.
 func TestCLI_zeroMeansZero(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		flag string
@@ -79,6 +81,7 @@ func TestCLI_zeroMeansZero(t *testing.T) {
 // (a typo) is an error naming it, as an unknown field of a job file is; a
 // key of another command (a file shared by master and slaves) is not.
 func TestCLI_configFileStrict(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	typo := filepath.Join(dir, "typo.yaml")
 	if err := os.WriteFile(typo, []byte("redis: redis://127.0.0.1:1/0\nconcurency: 8\n"), 0o644); err != nil {
@@ -105,6 +108,7 @@ func TestCLI_configFileStrict(t *testing.T) {
 // database has never seen (a typo, or the wrong --mongo) is an error naming
 // the job, not an empty export that looks like a crawl that found nothing.
 func TestCLI_resultsOfUnknownJob(t *testing.T) {
+	t.Parallel()
 	uri, _ := testMongo(t)
 	out := filepath.Join(t.TempDir(), "items.jsonl")
 	_, stderr, err := crawler(t, time.Minute, "client", "results", "--job", "no-such-job", "--mongo", uri, "-o", out)
@@ -120,6 +124,7 @@ func TestCLI_resultsOfUnknownJob(t *testing.T) {
 // not answer says what it tried and that --output exists, not the
 // driver's server-selection error.
 func TestCLI_mongoUnreachable(t *testing.T) {
+	t.Parallel()
 	_, keys := testenv.Redis(t)
 	_, stderr, err := crawler(t, 3*time.Minute, "master", "--redis", testenv.RedisURL(), "--prefix", keys.Prefix,
 		"--mongo", "mongodb://127.0.0.1:1/db?serverSelectionTimeoutMS=300")

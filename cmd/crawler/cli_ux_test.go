@@ -29,6 +29,7 @@ import (
 // or says it is unknown (the test binary is built with plain go build,
 // under GOFLAGS=-buildvcs=false on CI).
 func TestCLI_help(t *testing.T) {
+	t.Parallel()
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		builtin := c.Name() == "help" || c.Name() == "completion" || (c.Parent() != nil && c.Parent().Name() == "completion")
@@ -57,6 +58,7 @@ func TestCLI_help(t *testing.T) {
 // refused naming -o; with --log-format json every line of stderr is JSON,
 // progress included, and never a carriage return.
 func TestRun_outputs(t *testing.T) {
+	t.Parallel()
 	_, base := serveSite(t, demosite.Options{Details: 40, GoneEvery: -1, FlakyEvery: -1})
 	job := writeJob(t, "outputs", base)
 	dir := t.TempDir()
@@ -142,6 +144,7 @@ func checkJSONLogs(t *testing.T, stderr string) {
 // TestDemo_validatesFirst: a bad flag is refused before the demo site
 // starts and says where it is.
 func TestDemo_validatesFirst(t *testing.T) {
+	t.Parallel()
 	stdout, stderr, err := crawler(t, time.Minute, "demo", "-o", filepath.Join(t.TempDir(), "x.xml"))
 	if err == nil || !strings.Contains(stderr, "-o") {
 		t.Errorf("demo -o x.xml: %v, stderr %q; want an error naming -o", err, stderr)
@@ -155,6 +158,7 @@ func TestDemo_validatesFirst(t *testing.T) {
 // items only; where the site is, the summary and the check are on
 // stderr.
 func TestDemo_itemsOnStdout(t *testing.T) {
+	t.Parallel()
 	stdout, stderr, err := crawler(t, 3*time.Minute, "demo", "--details", "30", "-o", "-")
 	if err != nil {
 		t.Fatalf("demo -o -: %v\n%s", err, tail(stderr, 3000))
@@ -173,6 +177,7 @@ func TestDemo_itemsOnStdout(t *testing.T) {
 // non-zero with the reasons, listed as "reason ×count"; the summary says
 // no request was answered instead of "requests 0 ()".
 func TestRun_nothingFetched(t *testing.T) {
+	t.Parallel()
 	job := writeJob(t, "nothing", "http://127.0.0.1:1")
 	out := filepath.Join(t.TempDir(), "items.jsonl")
 	// info-level logs, so that a failure shows how far the master got
@@ -195,6 +200,7 @@ func TestRun_nothingFetched(t *testing.T) {
 // TestRun_nothingFetchedMongo: with --mongo the reasons are read from the
 // failed collection, and the error says how to see them all there.
 func TestRun_nothingFetchedMongo(t *testing.T) {
+	t.Parallel()
 	uri, _ := testMongo(t)
 	_, stderr, err := crawler(t, 2*time.Minute, "run", "--job", writeJob(t, "nothingmongo", "http://127.0.0.1:1"),
 		"--mongo", uri, "--quiet")
@@ -215,6 +221,7 @@ func TestRun_nothingFetchedMongo(t *testing.T) {
 // TestRun_everyDetailFails: list pages that work but detail pages that
 // all fail is a failed run too: non-zero, with the reasons.
 func TestRun_everyDetailFails(t *testing.T) {
+	t.Parallel()
 	_, base := serveSite(t, demosite.Options{Details: 20, GoneEvery: 1, FlakyEvery: -1})
 	out := filepath.Join(t.TempDir(), "items.jsonl")
 	_, stderr, err := crawler(t, 2*time.Minute, "run", "--job", writeJob(t, "allgone", base), "-o", out, "--quiet")
@@ -232,6 +239,7 @@ func TestRun_everyDetailFails(t *testing.T) {
 // TestRun_interrupt: Ctrl-C during a crawl drains and says so, not
 // "context canceled"; the items stored so far are in the file.
 func TestRun_interrupt(t *testing.T) {
+	t.Parallel()
 	_, base := serveSite(t, demosite.Options{Details: 400, Delay: 100 * time.Millisecond})
 	out := filepath.Join(t.TempDir(), "items.jsonl")
 	p := start(t, "run", "run", "--job", writeJob(t, "interrupted", base), "-o", out, "--concurrency", "2", "--slaves", "1")
@@ -262,6 +270,7 @@ func TestRun_interrupt(t *testing.T) {
 // TestClient_jobs: list, watch on a pipe, cancel (queued tasks dropped and
 // counted), the warning when a job ran within its window, and reset.
 func TestClient_jobs(t *testing.T) {
+	t.Parallel()
 	env := newClusterEnv(t)
 	// slow enough (8 at a time, 100 ms each: over 10 s) that tasks are
 	// still queued when the cancel comes
@@ -327,6 +336,7 @@ func TestClient_jobs(t *testing.T) {
 // is resumed by the same command, as its message says: the rerun is not
 // refused as "already pending or running", and ends with every page.
 func TestRun_resume(t *testing.T) {
+	t.Parallel()
 	site, base := serveSite(t, demosite.Options{Details: 150, Delay: 50 * time.Millisecond})
 	_, keys := testenv.Redis(t)
 	out := filepath.Join(t.TempDir(), "items.jsonl")

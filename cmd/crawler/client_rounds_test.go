@@ -11,6 +11,7 @@ import (
 // client status prints what the current round found and when the next
 // round starts (issue 21).
 func TestPrintStatus_rounds(t *testing.T) {
+	t.Parallel()
 	st := &client.Status{Job: "nightly", State: "finished", Round: 2, NextRoundAt: "2026-01-03T03:00:00Z",
 		Rounds: map[string]client.RoundCounts{"1": {New: 300}, "2": {Changed: 30, NotModified: 270}}}
 	var b bytes.Buffer

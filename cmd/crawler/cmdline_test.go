@@ -87,6 +87,7 @@ func checkCrawlerArgs(args []string) error {
 // TestCheckCrawlerArgs: the checker the README and help tests use refuses
 // what the binary refuses, flags above all, and takes the placeholders.
 func TestCheckCrawlerArgs(t *testing.T) {
+	t.Parallel()
 	for _, line := range []string{
 		"crawler master --redis redis://10.0.0.1:6379/0 --htpp 127.0.0.1:8090", // a misspelt flag
 		"crawler slave --id zero --redis ...",
@@ -127,6 +128,7 @@ func TestCheckCrawlerArgs(t *testing.T) {
 // TestCLI_examplesParse: every example in every command's help parses:
 // its flags exist and take the values shown.
 func TestCLI_examplesParse(t *testing.T) {
+	t.Parallel()
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		for _, line := range strings.Split(strings.ReplaceAll(c.Example, "\\\n", " "), "\n") {

@@ -85,6 +85,7 @@ func parseCrawlerArgs(args []string) (*cobra.Command, error) {
 }
 
 func TestParseCrawlerArgs_RejectsWhatTheBinaryRejects(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{},
 		{"nosuch"},
@@ -111,6 +112,7 @@ func TestParseCrawlerArgs_RejectsWhatTheBinaryRejects(t *testing.T) {
 // and every `docker compose run` its comments tell users to type, against
 // the binary's own command tree.
 func TestCompose_Flags(t *testing.T) {
+	t.Parallel()
 	cf := readCompose(t)
 	crawlers := cf.crawlerServices()
 	for _, name := range []string{"redis", "mongo", "demosite", "master", "slave-0", "slave-1", "slave-2", "submit"} {
@@ -232,6 +234,7 @@ func parseRun(s string) (documentedRun, error) {
 // TestCompose_DemoJob checks that the job the submit service mounts is a
 // valid job whose seeds are the demo site's service at its --listen port.
 func TestCompose_DemoJob(t *testing.T) {
+	t.Parallel()
 	cf := readCompose(t)
 	site, err := parseCrawlerArgs(cf.Services["demosite"].Command)
 	if err != nil {
@@ -288,6 +291,7 @@ func hostPath(volumes []string, inContainer string) (string, error) {
 // needs no Docker daemon: `docker compose` (v2) when the plugin is
 // installed, else docker-compose (v1, Debian package docker-compose).
 func TestCompose_Config(t *testing.T) {
+	t.Parallel()
 	validator, err := composeValidator()
 	if err != nil {
 		t.Fatal(err)
@@ -314,6 +318,7 @@ func composeValidator() ([]string, error) {
 // TestDockerfile_GoVersion checks that the image builds with the Go of
 // go.mod's go line and stamps the version variable this package has.
 func TestDockerfile_GoVersion(t *testing.T) {
+	t.Parallel()
 	df, err := os.ReadFile(filepath.Join(repoRoot, "Dockerfile"))
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 // refuses CLIENT SETINFO), new connections count no "client" command and
 // no error in the process's metrics.
 func TestOpenRedis_noClientErrors(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	rdb, err := openRedis(ctx, testenv.RedisURL())

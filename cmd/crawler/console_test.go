@@ -21,6 +21,7 @@ func busyStatus() *client.Status {
 // last measure keep its rate, so every redraw shows pages/s and an ETA,
 // not one in four (the status is polled every 250 ms).
 func TestRateMeter_keepsTheLastRate(t *testing.T) {
+	t.Parallel()
 	m := newRateMeter()
 	t0 := time.Now()
 	if r := m.sample(t0, 0); r != -1 {
@@ -47,6 +48,7 @@ func TestRateMeter_keepsTheLastRate(t *testing.T) {
 // the least important parts first and keeping the state, the share done,
 // the stored count and the rate.
 func TestFitLine(t *testing.T) {
+	t.Parallel()
 	parts := progressParts(busyStatus(), 1234, 75*time.Minute)
 	full := joinParts(parts)
 	if len(full) <= 80 {
@@ -80,6 +82,7 @@ func TestFitLine(t *testing.T) {
 // TestConsole_terminalLineFits: on a terminal every redraw is cut to the
 // terminal's width (minus the last column), so \r\033[K clears all of it.
 func TestConsole_terminalLineFits(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	c := &console{out: &out, terminal: true, width: func() int { return 80 }, every: 5 * time.Second,
 		started: time.Now(), meter: newRateMeter()}
@@ -96,6 +99,7 @@ func TestConsole_terminalLineFits(t *testing.T) {
 // TestConsole_JSONLogs: with --log-format json the progress is a JSON log
 // record, never a plain line, so every line of the stream parses.
 func TestConsole_JSONLogs(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	c := &console{out: &out, every: 0, started: time.Now(), meter: newRateMeter()}
 	logger, err := newLoggerTo("info", "json", c)

@@ -322,6 +322,7 @@ func checkItem(t *testing.T, base string, it store.Item) {
 // TestCluster_Crawl runs the whole path with real processes: a master,
 // three slaves, and the client's submit, status --wait and results.
 func TestCluster_Crawl(t *testing.T) {
+	t.Parallel()
 	env := newClusterEnv(t)
 	site, base := serveSite(t, e2eSite)
 	jobFile := writeJob(t, "news", base)
@@ -356,6 +357,7 @@ func TestCluster_Crawl(t *testing.T) {
 // duplicates, and are fetched again, replacing their items, once the
 // window has passed.
 func TestCluster_Recrawl(t *testing.T) {
+	t.Parallel()
 	env := newClusterEnv(t)
 	site, base := serveSite(t, demosite.Options{Details: 40, GoneEvery: -1, FlakyEvery: -1})
 	job := demosite.JobYAML("again", base) +

@@ -66,6 +66,7 @@ func (f *faultCrawl) finish(t *testing.T) client.Status {
 // TestFaults_KillSlave: kill -9 one of three slaves at about 40%; its queued
 // and in-flight tasks are re-routed to the two left.
 func TestFaults_KillSlave(t *testing.T) {
+	t.Parallel()
 	f := newFaultCrawl(t, newClusterEnv(t))
 	f.env.startMaster(t, "master")
 	slaves := f.startSlaves(t, 3)
@@ -83,6 +84,7 @@ func TestFaults_KillSlave(t *testing.T) {
 // TestFaults_KillMaster: kill -9 the master at about 40% of the list walk
 // and start it again; it resumes from Redis.
 func TestFaults_KillMaster(t *testing.T) {
+	t.Parallel()
 	f := newFaultCrawl(t, newClusterEnv(t))
 	m := f.env.startMaster(t, "master")
 	f.startSlaves(t, 3)
@@ -102,6 +104,7 @@ func TestFaults_KillMaster(t *testing.T) {
 // TestFaults_TwoMasters: two masters share the job through a lease; the
 // owner is killed mid-crawl and the other takes over.
 func TestFaults_TwoMasters(t *testing.T) {
+	t.Parallel()
 	f := newFaultCrawl(t, newClusterEnv(t))
 	masters := map[string]*proc{"master-a": f.env.startMaster(t, "master-a"), "master-b": f.env.startMaster(t, "master-b")}
 	f.startSlaves(t, 3)
@@ -127,6 +130,7 @@ func TestFaults_TwoMasters(t *testing.T) {
 // flight; they are delivered again after its leases lapse, and when it
 // thaws, its late acknowledgements count nothing twice.
 func TestFaults_FrozenSlave(t *testing.T) {
+	t.Parallel()
 	env := newClusterEnv(t)
 	env.slaveArgs = []string{"--task-lease", "2s"}
 	f := newFaultCrawl(t, env)
@@ -157,6 +161,7 @@ func TestFaults_FrozenSlave(t *testing.T) {
 // TestFaults_RedisRestart: Redis (with AOF) goes away mid-crawl and comes
 // back; every process reconnects and carries on.
 func TestFaults_RedisRestart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	port := freePort(t)
 	args := []string{"--port", port, "--bind", "127.0.0.1", "--dir", dir, "--appendonly", "yes", "--save", ""}
@@ -180,6 +185,7 @@ func TestFaults_RedisRestart(t *testing.T) {
 // TestFaults_RedisCluster runs the whole crawl on a three-node Redis
 // Cluster that the test starts itself.
 func TestFaults_RedisCluster(t *testing.T) {
+	t.Parallel()
 	var addrs []string
 	for i := 0; i < 3; i++ {
 		dir := t.TempDir()
@@ -266,6 +272,7 @@ func freePort(t *testing.T) string {
 // re-enqueues them, they move from failed to stored, and running it again
 // re-enqueues nothing.
 func TestClient_RetryFailed(t *testing.T) {
+	t.Parallel()
 	env := newClusterEnv(t)
 	site, base := serveSite(t, demosite.Options{Details: 300})
 	env.startMaster(t, "master")
@@ -303,6 +310,7 @@ func TestClient_RetryFailed(t *testing.T) {
 // finishes or hands back what it holds, leaves the node table at once (not
 // after its lease) and exits 0; the crawl ends exactly right.
 func TestFaults_SlaveSIGTERM(t *testing.T) {
+	t.Parallel()
 	f := newFaultCrawl(t, newClusterEnv(t))
 	f.env.startMaster(t, "master")
 	slaves := f.startSlaves(t, 3)

@@ -16,6 +16,7 @@ import (
 // it registered, and an option a library refuses by field reaches the
 // user by that flag.
 func TestFieldFlags(t *testing.T) {
+	t.Parallel()
 	root := newRootCmd()
 	for _, path := range []string{"master", "slave"} {
 		cmd, _, err := root.Find([]string{path})

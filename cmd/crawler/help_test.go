@@ -17,6 +17,7 @@ var garbled = regexp.MustCompile(`(?i)\b(size a of|a of|of of|the the|to to|a a|
 // example, and no help text or flag usage reads like "size a of the
 // virtual node table".
 func TestHelp_everyCommand(t *testing.T) {
+	t.Parallel()
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		if c.Hidden || c.Name() == "help" || c.Name() == "completion" {

@@ -86,6 +86,7 @@ func runReturns(t *testing.T, bound time.Duration, args ...string) (stdout, stde
 // hostile site passes its extraction budget and is failed with kind
 // extract_limit (it was stored with empty fields).
 func TestRun_hostileSelectors(t *testing.T) {
+	t.Parallel()
 	const details = 4
 	job := hostileJob(t, serveHostileSite(t, details))
 	out := filepath.Join(t.TempDir(), "items.jsonl")
@@ -111,6 +112,7 @@ func TestRun_hostileSelectors(t *testing.T) {
 // and extraction stops when the drain ends) and 40s for a loaded machine.
 // Before extraction heeded the stop, this run took 90s on 2 busy cores.
 func TestRun_hostileTimeout(t *testing.T) {
+	t.Parallel()
 	job := hostileJob(t, serveHostileSite(t, 300))
 	out := filepath.Join(t.TempDir(), "items.jsonl")
 	runReturns(t, time.Minute, "run", "--job", job, "-o", out, "--timeout", "10s", "--log-level", "warn")

@@ -22,6 +22,7 @@ import (
 // truncated, and a redelivered task adds no second line. When the job has
 // finished, every page counted stored is in the file exactly once.
 func TestJSONL_KillSlave(t *testing.T) {
+	t.Parallel()
 	env := newClusterEnv(t)
 	site, base := serveSite(t, faultSite)
 	const job = "killjsonl"

@@ -35,6 +35,7 @@ func twoItemKindsJob(name, base string) string {
 // shop's pages discovered, the rest duplicates; and the kinds add up to
 // the job.
 func TestCluster_TwoItemKinds(t *testing.T) {
+	t.Parallel()
 	env := newClusterEnv(t)
 	shop, base, _ := serveShop(t)
 	env.startMaster(t, "master")

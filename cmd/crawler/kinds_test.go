@@ -36,6 +36,7 @@ func writeShopJob(t *testing.T, name, base string, sitemaps bool) string {
 // sitemaps too; each time every product is stored once with the fields
 // the shop's tally says, and the counters add up, per kind as well.
 func TestCluster_Shop(t *testing.T) {
+	t.Parallel()
 	env := newClusterEnv(t)
 	shop, base, _ := serveShop(t)
 	tally := shop.Tally()
@@ -156,6 +157,7 @@ func asJSON(t *testing.T, v any) string {
 // TestRun_Shop: crawler run crawls the shop's job of page kinds whole on
 // its embedded defaults, every product once with its fields.
 func TestRun_Shop(t *testing.T) {
+	t.Parallel()
 	shop, _, jobFile := serveShop(t)
 	out := filepath.Join(t.TempDir(), "items.jsonl")
 	stdout, stderr, err := crawler(t, 3*time.Minute, "run", "--job", jobFile, "-o", out, "--log-level", "warn")
@@ -185,6 +187,7 @@ func TestRun_Shop(t *testing.T) {
 // a selector) exits non-zero, naming the rule that matched nothing, with
 // kinds and in the short form.
 func TestRun_nothingMatched(t *testing.T) {
+	t.Parallel()
 	_, base, _ := serveShop(t)
 	for _, tc := range []struct{ name, rules, rule string }{
 		{"kinds", "kinds:\n  start: {links: [{css: \"nav.cats a.typo\", kind: product}]}\n" +
@@ -209,6 +212,7 @@ func TestRun_nothingMatched(t *testing.T) {
 // TestDemo_Shop: crawler demo --shop crawls the shop and says the crawl
 // matches the shop's tally.
 func TestDemo_Shop(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "shop.jsonl")
 	stdout, stderr, err := crawler(t, 3*time.Minute, "demo", "--shop", "-o", out, "--log-level", "warn")
 	if err != nil {
@@ -232,8 +236,10 @@ func TestDemo_Shop(t *testing.T) {
 // still stores every product once with its fields, the links its item
 // pages held followed, and every counter adds up, per kind too.
 func TestFaults_KillShop(t *testing.T) {
+	t.Parallel()
 	for _, victim := range []string{"slave", "master"} {
 		t.Run(victim, func(t *testing.T) {
+			t.Parallel()
 			env := newClusterEnv(t)
 			shop := demosite.NewShop(demosite.ShopOptions{Categories: 4, SubCategories: 3, Products: 50, PerPage: 10})
 			srv := httptest.NewServer(shop)
@@ -263,6 +269,7 @@ func TestFaults_KillShop(t *testing.T) {
 // others, succeeds); an item kind of format json is fetched and its
 // fields read with json paths, typed.
 func TestRun_RequiredAndJSONItems(t *testing.T) {
+	t.Parallel()
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/":
@@ -317,6 +324,7 @@ func TestRun_RequiredAndJSONItems(t *testing.T) {
 // up when finished, overall and per kind, with list pages among the
 // cancelled.
 func TestClient_cancelKinds(t *testing.T) {
+	t.Parallel()
 	env := newClusterEnv(t)
 	shop := demosite.NewShop(demosite.ShopOptions{Categories: 4, SubCategories: 3, Products: 50, PerPage: 5})
 	srv := httptest.NewServer(shop)
@@ -354,6 +362,7 @@ func TestClient_cancelKinds(t *testing.T) {
 // TestPrintStatus_kinds: client status prints each kind's counters and
 // the warnings.
 func TestPrintStatus_kinds(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	printStatus(&b, &client.Status{Job: "shop", State: "finished",
 		Kinds:    map[string]client.KindCounts{"list": {Discovered: 3, Stored: 2, Duplicates: 1}, "category": {Discovered: 1, Stored: 1}},

@@ -14,6 +14,7 @@ import (
 // and --listen :PORT answer on 127.0.0.1 and on no other interface of the
 // host; every interface must be asked for with 0.0.0.0:PORT.
 func TestListen_barePortIsLoopback(t *testing.T) {
+	t.Parallel()
 	_, keys := testenv.Redis(t)
 	hport, mport, dport := freePort(t), freePort(t), freePort(t)
 	start(t, "master", "master", "--redis", testenv.RedisURL(), "--prefix", keys.Prefix,

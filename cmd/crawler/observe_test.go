@@ -61,6 +61,7 @@ func sample(m *dto.Metric) float64 {
 // verdicts, the queues and the Redis round trips; the status page's JSON API
 // shows the job finished, with the slave's heartbeat.
 func TestObserve_MetricsAndStatusPage(t *testing.T) {
+	t.Parallel()
 	env := newClusterEnv(t)
 	site, base := serveSite(t, faultSite) // 20 ms a page: the crawl lasts a few ticks of the master
 	mport, sport, hport := freePort(t), freePort(t), freePort(t)

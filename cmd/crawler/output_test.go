@@ -11,6 +11,7 @@ import (
 // TestPrintStatus_cancelled: the text status of a cancelled job says so
 // and shows the cancelled pages, so the identity it prints adds up.
 func TestPrintStatus_cancelled(t *testing.T) {
+	t.Parallel()
 	st := &client.Status{Job: "news", State: "finished", Round: 1, CancelledAt: "2026-01-02T03:04:05Z",
 		Counters: client.Counters{ListPages: 3, Discovered: 100, Stored: 40, Failed: 2, Skipped: 1, Duplicates: 7, Cancelled: 50}}
 	var b bytes.Buffer
@@ -38,6 +39,7 @@ func TestPrintStatus_cancelled(t *testing.T) {
 // TestListenAddr: a listener flag given a bare port binds loopback only;
 // every interface must be asked for.
 func TestListenAddr(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		":9090":          "127.0.0.1:9090",
 		"9090":           "127.0.0.1:9090",
@@ -58,6 +60,7 @@ func TestListenAddr(t *testing.T) {
 // TestRunLogLevel: --quiet logs warnings and errors only, unless
 // --log-level was given.
 func TestRunLogLevel(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string

@@ -143,6 +143,7 @@ func (c *proxyCrawl) checkNoneDirect(t *testing.T) {
 // stored once, and the site never answered a request that did not come
 // through a proxy.
 func TestProxy_KillProxy(t *testing.T) {
+	t.Parallel()
 	c := newProxyCrawl(t, faultSite, 3)
 	c.env.startMaster(t, "master")
 	for id := range 3 {
@@ -181,6 +182,7 @@ func TestProxy_KillProxy(t *testing.T) {
 // proxy is added to the source file it is validated, and the crawl
 // finishes through it with every page stored once.
 func TestProxy_RequireWaits(t *testing.T) {
+	t.Parallel()
 	site := faultSite
 	site.Details = 300 // one proxy carries the rest: 8 requests in flight at most
 	c := newProxyCrawl(t, site, 1)
@@ -227,6 +229,7 @@ func TestProxy_RequireWaits(t *testing.T) {
 // TestProxy_ListEmptyJSON: client proxies --json on an empty pool prints
 // "proxies": [], not null.
 func TestProxy_ListEmptyJSON(t *testing.T) {
+	t.Parallel()
 	_, keys := testenv.Redis(t)
 	out, errOut, err := crawler(t, time.Minute, "client", "proxies", "--json", "--redis", testenv.RedisURL(),
 		"--prefix", keys.Prefix)

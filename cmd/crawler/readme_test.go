@@ -45,6 +45,7 @@ func freshClone(t *testing.T) (dir, readme string) {
 // for every link; make test is checked with make -n (running the whole
 // suite inside itself would never end).
 func TestReadme_TwoCommands(t *testing.T) {
+	t.Parallel()
 	clone, readme := freshClone(t)
 	cmds := readmeBlocks(t, readme, "## Two commands")[0]
 	if len(cmds) != 2 {
@@ -73,6 +74,7 @@ func TestReadme_TwoCommands(t *testing.T) {
 // the two-terminal run of a job file (the first terminal's site in the
 // background, on a free port instead of 8080, which may be taken here).
 func TestReadme_QuickStart(t *testing.T) {
+	t.Parallel()
 	clone, readme := freshClone(t)
 	blocks := readmeBlocks(t, readme, "## Quick start on one machine")
 	if len(blocks) < 2 || len(blocks[0]) < 2 || len(blocks[1]) != 2 {
@@ -108,6 +110,7 @@ func TestReadme_QuickStart(t *testing.T) {
 // it: each flag exists on that command and takes the value shown, "..."
 // standing for the flags shown before.
 func TestReadme_ClusterFlags(t *testing.T) {
+	t.Parallel()
 	n := 0
 	for _, block := range readmeBlocks(t, "../../README.md", "## A cluster on three hosts") {
 		for _, line := range block {

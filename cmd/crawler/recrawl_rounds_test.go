@@ -58,6 +58,7 @@ func waitRound(t *testing.T, env clusterEnv, round int64) client.Status {
 // a slave killed (-9) in the middle of round 2, nothing is lost and
 // nothing counted twice. Then client cancel stops the job between rounds.
 func TestRecrawl_Rounds(t *testing.T) {
+	t.Parallel()
 	const pages = 150
 	changed := []int{0, 9, 18, 27, 36, 45, 54, 63, 72, 81, 90, 99, 108, 117, 149}
 	for _, tc := range []struct {
@@ -70,6 +71,7 @@ func TestRecrawl_Rounds(t *testing.T) {
 		{"validators-kill-slave", true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			delay := time.Duration(0)
 			if tc.kill {
 				delay = 30 * time.Millisecond
@@ -188,6 +190,7 @@ func cancelBetweenRounds(t *testing.T, env clusterEnv) {
 // job with recrawl_every or schedule is refused with a message naming the
 // field, instead of running one round and exiting without a word.
 func TestRun_RefusesRecurring(t *testing.T) {
+	t.Parallel()
 	for _, field := range []string{"recrawl_every: 1h", `schedule: "0 3 * * *"`} {
 		job := fmt.Sprintf("name: shop\nseeds: [\"http://127.0.0.1:1/list\"]\ndetail_link: {css: a}\nfields: {title: {css: h1}}\n%s\n", field)
 		path := filepath.Join(t.TempDir(), "shop.yaml")

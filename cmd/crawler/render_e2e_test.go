@@ -61,6 +61,7 @@ fetch("/api/` + id + `.json").then(r => r.json()).then(p => {
 // of JSON), and the product that never loads is retried, then recorded in
 // failed with the reason render_timeout.
 func TestCluster_Render(t *testing.T) {
+	t.Parallel()
 	env := newClusterEnv(t)
 	shop := renderShop(t)
 	job := filepath.Join(t.TempDir(), "spa.yaml")

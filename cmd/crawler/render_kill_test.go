@@ -115,6 +115,7 @@ func browserOf(t *testing.T, pid int) int {
 // in a new browser, so every product ends stored, none failed, and the
 // counters close.
 func TestCluster_RenderBrowserKilled(t *testing.T) {
+	t.Parallel()
 	const products, tabs = 8, 2
 	env := newClusterEnv(t)
 	shop := newGatedShop(t, products, tabs)

@@ -16,6 +16,7 @@ import (
 // so, and adds no second line for a page the first run wrote: every page
 // is in the file exactly once.
 func TestRun_KillAndRunAgain(t *testing.T) {
+	t.Parallel()
 	site, base := serveSite(t, demosite.Options{Details: 300, PerPage: 30, Overlap: 10, Delay: 20 * time.Millisecond})
 	job := writeJob(t, "again", base)
 	out := filepath.Join(t.TempDir(), "items.jsonl")

@@ -18,6 +18,7 @@ import (
 // TestRun crawls a site the way a user runs `crawler run`: embedded Redis,
 // items to a JSON Lines file, no servers.
 func TestRun(t *testing.T) {
+	t.Parallel()
 	site, base := serveSite(t, demosite.Options{Details: 200})
 	jobFile := writeJob(t, "local", base)
 	out := filepath.Join(t.TempDir(), "items.jsonl")
@@ -67,6 +68,7 @@ func TestRun(t *testing.T) {
 
 // TestRun_BadInput checks that bad input exits non-zero naming what is wrong.
 func TestRun_BadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yaml")
 	if err := os.WriteFile(bad, []byte("name: Bad Name\nseeds: [\"http://127.0.0.1/\"]\ndetail_link: {css: a}\nfields: {t: {css: h1}}\n"), 0o644); err != nil {
@@ -100,6 +102,7 @@ func TestRun_BadInput(t *testing.T) {
 
 // TestDemo runs `crawler demo` as the README's first command does.
 func TestDemo(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "demo.jsonl")
 	// info-level logs, so that a failure shows how far the master got
 	stdout, stderr, err := crawler(t, 3*time.Minute, "demo", "--details", "120", "-o", out, "--log-level", "info")
@@ -122,6 +125,7 @@ func TestDemo(t *testing.T) {
 // saying why, and client status --wait on the finished job says it stored
 // nothing and exits non-zero too.
 func TestRun_nothingStored(t *testing.T) {
+	t.Parallel()
 	_, base := serveSite(t, demosite.Options{Details: 20})
 	job := strings.Replace(demosite.JobYAML("empty", base), `{css: ".item a"`, `{css: ".no-such-class a"`, 1)
 	if !strings.Contains(job, "no-such-class") {
@@ -152,6 +156,7 @@ func TestRun_nothingStored(t *testing.T) {
 // in the first too lists it (a page's first failure record stays the
 // file's only one), and a run lists no failure of another job's run.
 func TestRun_sharedOutput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "items.jsonl")
 	run := func(job, base string) string {
@@ -189,6 +194,7 @@ func TestRun_sharedOutput(t *testing.T) {
 // refusal suggests carry the --prefix given, so pasting them acts on the
 // same cluster.
 func TestClient_suggestionsCarryFlags(t *testing.T) {
+	t.Parallel()
 	_, base := serveSite(t, demosite.Options{Details: 5})
 	_, keys := testenv.Redis(t)
 	conn := []string{"--redis", testenv.RedisURL(), "--prefix", keys.Prefix}
@@ -215,6 +221,7 @@ func TestClient_suggestionsCarryFlags(t *testing.T) {
 // stdout and --quiet, the failures still go to a file, and stderr says
 // which.
 func TestDemo_quietSaysWhereFailuresGo(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -238,6 +245,7 @@ func TestDemo_quietSaysWhereFailuresGo(t *testing.T) {
 // slave of a cluster given --output writes its own), each item once,
 // into any of run's formats; failures files are left out.
 func TestClient_resultsFromFiles(t *testing.T) {
+	t.Parallel()
 	site, base := serveSite(t, demosite.Options{Details: 30})
 	dir := t.TempDir()
 	job := writeJob(t, "merged", base)
@@ -275,6 +283,7 @@ func TestClient_resultsFromFiles(t *testing.T) {
 // requires proxies while the pool holds none usable says why in client
 // status instead of waiting silently.
 func TestClient_statusRequireEmptyPool(t *testing.T) {
+	t.Parallel()
 	_, keys := testenv.Redis(t)
 	conn := []string{"--redis", testenv.RedisURL(), "--prefix", keys.Prefix}
 	job := filepath.Join(t.TempDir(), "proxied.yaml")

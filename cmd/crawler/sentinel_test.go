@@ -20,6 +20,7 @@ import (
 // Sentinel promotes the replica, and every process follows it: the crawl
 // finishes with nothing lost.
 func TestFaults_SentinelFailover(t *testing.T) {
+	t.Parallel()
 	primaryPort, replicaPort := freePort(t), freePort(t)
 	primary := startRedisServer(t, "--port", primaryPort, "--bind", "127.0.0.1", "--dir", t.TempDir(), "--save", "", "--appendonly", "no",
 		"--repl-diskless-sync-delay", "0")

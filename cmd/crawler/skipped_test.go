@@ -16,6 +16,7 @@ import (
 // not_html, and discovered = stored + failed + skipped + duplicates +
 // cancelled.
 func TestCluster_RobotsAndNotHTML(t *testing.T) {
+	t.Parallel()
 	env := newClusterEnv(t)
 	site, base := serveSite(t, demosite.Options{Details: 300, DisallowEvery: 9, PDFEvery: 13})
 	jobFile := writeJob(t, "skips", base)

@@ -32,6 +32,7 @@ var crawlSite = demosite.Options{Details: 600, PerPage: 30, Overlap: 10, Delay: 
 // statuspage-crawl-running.png mid-crawl, statuspage-crawl-finished.png at
 // the end.
 func TestStatusPage_browserFollowsCrawl(t *testing.T) {
+	t.Parallel()
 	tab := browsertest.New(t)
 	consoleErrors := browsertest.ConsoleErrors(t, tab)
 	env := newClusterEnv(t)

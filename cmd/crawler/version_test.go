@@ -10,6 +10,7 @@ import (
 // when the tree was modified; a plain go build without VCS info says the
 // commit is unknown and how to get it, unless make build set the version.
 func TestVersionOf(t *testing.T) {
+	t.Parallel()
 	vcs := func(settings ...string) *debug.BuildInfo {
 		info := &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}
 		for i := 0; i+1 < len(settings); i += 2 {

@@ -15,6 +15,7 @@ import (
 // `client status --watch` fits an 80-column terminal whatever the
 // numbers and the job's name, and says what "in flight" counts.
 func TestWatch_fits80Columns(t *testing.T) {
+	t.Parallel()
 	big := client.Counters{ListPages: 123_456, ListFailed: 7_890, Discovered: 98_765_432, Duplicates: 1_234_567,
 		Stored: 45_678_901, Failed: 2_345_678, Skipped: 345_678, NearDuplicates: 456_789, Retries: 5_678_901,
 		Queued: 3_456_789, InFlight: 12_345}
