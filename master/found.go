@@ -37,12 +37,31 @@ func (r *jobRunner) drainFound(ctx context.Context, round int64) error {
 			sleep(ctx, r.m.opts.Tick)
 			continue
 		}
+		done := r.holdingFound(entries)
 		r.routeFoundBatch(ctx, round, entries)
+		done()
 		if len(entries) == 0 {
 			sleep(ctx, idleWait/4)
 		}
 	}
 	return nil
+}
+
+// holdingFound records that the drain routes ds, until done is called, so
+// that releaseOrphanFound leaves them alone.
+func (r *jobRunner) holdingFound(ds []queue.Delivery) (done func()) {
+	r.mu.Lock()
+	for _, d := range ds {
+		r.foundHeld[d.Entry] = true
+	}
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		for _, d := range ds {
+			delete(r.foundHeld, d.Entry)
+		}
+		r.mu.Unlock()
+	}
 }
 
 // foundEntry is a Found entry taken, decoded, with the links to route.
@@ -189,8 +208,8 @@ func (r *jobRunner) routeFound(ctx context.Context, round int64, d queue.Deliver
 	return r.frontier.commitFound(ctx, round, d.Entry, counters)
 }
 
-// settleFound notes why a Found entry was not committed; its lease lapses
-// and reclaimFound puts it back.
+// settleFound notes why a Found entry was not committed; the next
+// releaseOrphanFound puts it back (or reclaimFound, once its lease lapsed).
 func (r *jobRunner) settleFound(ctx context.Context, d queue.Delivery, err error) {
 	if err == nil || ctx.Err() != nil {
 		return

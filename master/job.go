@@ -47,6 +47,7 @@ type jobRunner struct {
 
 	mu         sync.Mutex
 	inProgress map[string]bool // list pages this runner's workers are processing
+	foundHeld  map[string]bool // Found entries this runner's drain is routing
 	pageDone   chan struct{}   // signalled when one of them is done with
 }
 
@@ -135,7 +136,7 @@ func (r *jobRunner) load(ctx context.Context) error {
 		List: r.keys.Frontier(), Inflight: r.keys.FrontierActive(), Attempts: r.keys.ListAttempts()})
 	r.found = queue.NewLeased(r.m.deps.Redis, queue.LeasedKeys{
 		List: r.keys.Found(), Inflight: r.keys.FoundActive(), Attempts: r.keys.FoundAttempts()})
-	r.inProgress = map[string]bool{}
+	r.inProgress, r.foundHeld = map[string]bool{}, map[string]bool{}
 	r.pageDone = make(chan struct{}, 1)
 	return nil
 }
@@ -322,6 +323,7 @@ func (r *jobRunner) untilRound(next time.Time) time.Duration {
 // lists, and moves the tasks of dead slaves to live ones.
 func (r *jobRunner) reclaim(ctx context.Context) {
 	r.releaseOrphanPages(ctx)
+	r.releaseOrphanFound(ctx)
 	r.reclaimFound(ctx)
 	depth, err := r.queues.Depth(ctx, r.m.opts.MaxSlaves)
 	if err != nil {
@@ -356,23 +358,38 @@ func (r *jobRunner) reclaim(ctx context.Context) {
 // taken in the last second is left alone, as its worker may not have
 // recorded it yet.
 func (r *jobRunner) releaseOrphanPages(ctx context.Context) {
-	expiring, err := r.lists.Expiring(ctx, r.m.opts.ListLease-time.Second)
+	r.releaseOrphans(ctx, r.lists, r.inProgress, "list pages")
+}
+
+// releaseOrphanFound puts back the Found entries in progress that this
+// runner's drain is not routing, as releaseOrphanPages does list pages:
+// those of an earlier owner are routed at once, not after their lease of
+// ListLease (minutes), and one whose commit failed is tried again at the
+// next tick, its deliveries counted.
+func (r *jobRunner) releaseOrphanFound(ctx context.Context) {
+	r.releaseOrphans(ctx, r.found, r.foundHeld, "found links")
+}
+
+// releaseOrphans requeues the entries of l taken over a second ago that
+// held (read under r.mu) does not name.
+func (r *jobRunner) releaseOrphans(ctx context.Context, l *queue.Leased, held map[string]bool, what string) {
+	expiring, err := l.Expiring(ctx, r.m.opts.ListLease-time.Second)
 	if err != nil {
-		r.log.Warn("read list pages in progress", zap.Error(err))
+		r.log.Warn("read "+what+" in progress", zap.Error(err))
 		return
 	}
 	r.mu.Lock()
 	var orphans []string
 	for _, p := range expiring {
-		if !r.inProgress[p] {
+		if !held[p] {
 			orphans = append(orphans, p)
 		}
 	}
 	r.mu.Unlock()
-	if n, err := r.lists.Requeue(ctx, orphans); err != nil {
-		r.log.Warn("put orphaned list pages back", zap.Error(err))
+	if n, err := l.Requeue(ctx, orphans); err != nil {
+		r.log.Warn("put orphaned "+what+" back", zap.Error(err))
 	} else if n > 0 {
-		r.log.Info("put orphaned list pages back on the frontier", zap.Int("pages", n))
+		r.log.Info("put orphaned "+what+" back", zap.Int("entries", n))
 	}
 }
 

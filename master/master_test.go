@@ -100,6 +100,31 @@ func TestJobRunner_releaseOrphanPages(t *testing.T) {
 	}
 }
 
+// TestJobRunner_releaseOrphanFound: Found entries in progress that this
+// runner's drain is not routing (taken by a master that died) go back at
+// once, not after their lease of ListLease; those the drain holds stay.
+func TestJobRunner_releaseOrphanFound(t *testing.T) {
+	f := newFixture(t)
+	f.submit(t, "https://example.com/list/0")
+	r := f.runner(t, 0)
+	for _, p := range []string{"/a", "/b"} {
+		f.rdb.RPush(f.ctx, f.jk.Found(), cluster.FoundLinks{Page: "https://example.com" + p, Kind: cluster.KindDetail, Round: 1}.Encode())
+	}
+	taken, err := r.found.Take(f.ctx, 2, 3*time.Second) // as the dead master took them, a lease ago
+	if err != nil || len(taken) != 2 {
+		t.Fatalf("take: %v %v", taken, err)
+	}
+	done := r.holdingFound(taken[1:])
+	defer done()
+	r.releaseOrphanFound(f.ctx)
+	if got := f.rdb.LRange(f.ctx, f.jk.Found(), 0, -1).Val(); len(got) != 1 || got[0] != taken[0].Entry {
+		t.Errorf("found list = %q, want only the orphan %q back", got, taken[0].Entry)
+	}
+	if n := f.rdb.ZCard(f.ctx, f.jk.FoundActive()).Val(); n != 1 {
+		t.Errorf("%d found entries in progress, want the one the drain holds", n)
+	}
+}
+
 // TestJobRunner_deadLetterList: a list page delivered more than
 // MaxDeliveries times without a commit is recorded as failed with the
 // reason its last holder noted, and leaves the frontier, so the round can
