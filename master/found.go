@@ -227,7 +227,7 @@ func (r *jobRunner) settleFound(ctx context.Context, d queue.Delivery, err error
 // reclaimFound puts back the Found entries whose lease lapsed.
 func (r *jobRunner) reclaimFound(ctx context.Context) {
 	if n, err := r.found.Reclaim(ctx); err != nil {
-		r.log.Warn("reclaim found links", zap.Error(err))
+		r.warn(ctx, "reclaim found links", zap.Error(err))
 	} else if n > 0 {
 		r.log.Info("found links put back after lease", zap.Int("entries", n))
 	}
@@ -238,6 +238,6 @@ func (r *jobRunner) reclaimFound(ctx context.Context) {
 // discovered, so no counter misses them.
 func (r *jobRunner) dropFound(ctx context.Context) {
 	if err := r.m.deps.Redis.Del(ctx, r.keys.Found(), r.keys.FoundActive(), r.keys.FoundAttempts()).Err(); err != nil {
-		r.log.Warn("drop the found links of a cancelled job", zap.Error(err))
+		r.warn(ctx, "drop the found links of a cancelled job", zap.Error(err))
 	}
 }

@@ -59,7 +59,7 @@ func (r *jobRunner) run(ctx context.Context) error {
 	for {
 		s, err := r.frontier.state(ctx)
 		if err != nil {
-			r.log.Warn("read job state", zap.Error(err))
+			r.warn(ctx, "read job state", zap.Error(err))
 			if !sleep(ctx, r.m.opts.Tick) {
 				return nil
 			}
@@ -85,7 +85,7 @@ func (r *jobRunner) run(ctx context.Context) error {
 				if errors.Is(err, errFenced) {
 					return err
 				}
-				r.log.Warn("start round", zap.Error(err))
+				r.warn(ctx, "start round", zap.Error(err))
 				if !sleep(ctx, r.m.opts.Tick) {
 					return nil
 				}
@@ -202,7 +202,7 @@ func (r *jobRunner) cancel(ctx context.Context) error {
 		case errors.Is(err, errFenced):
 			return err
 		case err != nil:
-			r.log.Warn("cancel job", zap.Error(err))
+			r.warn(ctx, "cancel job", zap.Error(err))
 		case finished:
 			r.dropFound(ctx)
 			r.m.bumpJobs(ctx)
@@ -228,7 +228,7 @@ func (r *jobRunner) seed(ctx context.Context, round int64) error {
 		case errors.Is(err, errFenced):
 			return err
 		case err != nil:
-			r.log.Warn("queue seeds", zap.Error(err))
+			r.warn(ctx, "queue seeds", zap.Error(err))
 			sleep(ctx, r.m.opts.Tick)
 		case left == 0, left == seedOtherRound:
 			return nil
@@ -264,7 +264,7 @@ func (r *jobRunner) maintain(ctx context.Context, round int64) error {
 			return err
 		}
 		if err != nil {
-			r.log.Warn("check finished", zap.Error(err))
+			r.warn(ctx, "check finished", zap.Error(err))
 			continue
 		}
 		switch outcome {
@@ -282,13 +282,13 @@ func (r *jobRunner) maintain(ctx context.Context, round int64) error {
 // taken from when the round finishes.
 func (r *jobRunner) syncClock(ctx context.Context) {
 	if _, err := r.m.clock.sync(ctx); err != nil {
-		r.log.Warn("sync clock", zap.Error(err))
+		r.warn(ctx, "sync clock", zap.Error(err))
 	}
 }
 
 func (r *jobRunner) prepareFilter(ctx context.Context) {
 	if err := r.filter.Prepare(ctx); err != nil {
-		r.log.Warn("prepare dupefilter slice", zap.Error(err))
+		r.warn(ctx, "prepare dupefilter slice", zap.Error(err))
 	}
 }
 
@@ -304,7 +304,7 @@ func (r *jobRunner) nextRoundAt() time.Time {
 func (r *jobRunner) roundDue(ctx context.Context, next time.Time) bool {
 	now, err := r.m.clock.sync(ctx)
 	if err != nil {
-		r.log.Warn("wait for the next round", zap.Error(err))
+		r.warn(ctx, "wait for the next round", zap.Error(err))
 		return false
 	}
 	return !now.Before(next)
@@ -327,7 +327,7 @@ func (r *jobRunner) reclaim(ctx context.Context) {
 	r.reclaimFound(ctx)
 	depth, err := r.queues.Depth(ctx, r.m.opts.MaxSlaves)
 	if err != nil {
-		r.log.Warn("read queue depths", zap.Error(err))
+		r.warn(ctx, "read queue depths", zap.Error(err))
 		return
 	}
 	r.m.deps.Metrics.Queues().Set(r.name, depth.Queued, depth.Inflight)
@@ -341,7 +341,7 @@ func (r *jobRunner) reclaim(ctx context.Context) {
 		}
 		n, err := r.queues.Slave(slave).Reclaim(ctx)
 		if err != nil {
-			r.log.Warn("reclaim tasks", zap.Int("slave", slave), zap.Error(err))
+			r.warn(ctx, "reclaim tasks", zap.Int("slave", slave), zap.Error(err))
 		} else if n > 0 {
 			r.log.Info("tasks redelivered after lease", zap.Int("slave", slave), zap.Int("tasks", n))
 		}
@@ -375,7 +375,7 @@ func (r *jobRunner) releaseOrphanFound(ctx context.Context) {
 func (r *jobRunner) releaseOrphans(ctx context.Context, l *queue.Leased, held map[string]bool, what string) {
 	expiring, err := l.Expiring(ctx, r.m.opts.ListLease-time.Second)
 	if err != nil {
-		r.log.Warn("read "+what+" in progress", zap.Error(err))
+		r.warn(ctx, "read "+what+" in progress", zap.Error(err))
 		return
 	}
 	r.mu.Lock()
@@ -387,7 +387,7 @@ func (r *jobRunner) releaseOrphans(ctx context.Context, l *queue.Leased, held ma
 	}
 	r.mu.Unlock()
 	if n, err := l.Requeue(ctx, orphans); err != nil {
-		r.log.Warn("put orphaned "+what+" back", zap.Error(err))
+		r.warn(ctx, "put orphaned "+what+" back", zap.Error(err))
 	} else if n > 0 {
 		r.log.Info("put orphaned "+what+" back", zap.Int("entries", n))
 	}
@@ -433,4 +433,13 @@ func (r *jobRunner) nudge() {
 // sleep waits d or until ctx ends; it reports whether ctx is still live.
 func sleep(ctx context.Context, d time.Duration) bool {
 	return ctxtime.Sleep(ctx, d) == nil
+}
+
+// warn logs a warning unless ctx ended: a Redis call cut short by the
+// job's own stop (a cancel, a shutdown, a lost lease) is no news, and
+// "context canceled" in a user's log reads as a fault.
+func (r *jobRunner) warn(ctx context.Context, msg string, fields ...zap.Field) {
+	if ctx.Err() == nil {
+		r.log.Warn(msg, fields...)
+	}
 }

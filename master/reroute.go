@@ -28,7 +28,7 @@ func (r *jobRunner) rerouteDead(ctx context.Context, depth queue.Depth) {
 		}
 		n, err := r.rerouteSlave(ctx, routes, slave)
 		if err != nil {
-			r.log.Warn("reroute tasks of dead slave", zap.Int("slave", slave), zap.Error(err))
+			r.warn(ctx, "reroute tasks of dead slave", zap.Int("slave", slave), zap.Error(err))
 			continue
 		}
 		r.log.Info("rerouted tasks of dead slave", zap.Int("slave", slave), zap.Int("tasks", n))
@@ -76,7 +76,7 @@ func (r *jobRunner) rebalance(ctx context.Context, depth queue.Depth) {
 		}
 		n, err := r.rebalanceSlave(ctx, routes, slave)
 		if err != nil {
-			r.log.Warn("rebalance queued tasks", zap.Int("slave", slave), zap.Error(err))
+			r.warn(ctx, "rebalance queued tasks", zap.Int("slave", slave), zap.Error(err))
 			r.balanced = nil // try again next tick
 			continue
 		}
@@ -130,14 +130,14 @@ func (r *jobRunner) routeWaiting(ctx context.Context, list string, move func(con
 	tasks, err := r.m.deps.Redis.LRange(ctx, list, 0, rerouteBatch-1).Result()
 	if err != nil || len(tasks) == 0 {
 		if err != nil {
-			r.log.Warn("read tasks waiting to be routed", zap.String("tasks", what), zap.Error(err))
+			r.warn(ctx, "read tasks waiting to be routed", zap.String("tasks", what), zap.Error(err))
 		}
 		return
 	}
 	moves := r.routeAll(routes, tasks)
 	n, err := move(ctx, moves)
 	if err != nil {
-		r.log.Warn("route tasks", zap.String("tasks", what), zap.Error(err))
+		r.warn(ctx, "route tasks", zap.String("tasks", what), zap.Error(err))
 		return
 	}
 	r.m.wakeSlaves(ctx, r.name, movedTo(moves))
