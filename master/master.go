@@ -17,6 +17,7 @@ import (
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/downloader"
 	"github.com/crawler-dev/crawler/fetch"
+	"github.com/crawler-dev/crawler/internal/wake"
 	"github.com/crawler-dev/crawler/membership"
 	"github.com/crawler-dev/crawler/metrics"
 )
@@ -250,23 +251,12 @@ func (m *Master) coordinate(ctx context.Context, watch *watchJoin) error {
 // at once instead of at the next tick. go-redis resubscribes after a
 // dropped connection; a message missed meanwhile costs one tick.
 func (m *Master) listenJobs(ctx context.Context) {
-	sub := m.deps.Redis.Subscribe(ctx, m.deps.Keys.JobsChannel())
-	defer sub.Close()
-	ch := sub.Channel()
-	for {
+	wake.Listen(ctx, m.deps.Redis, m.deps.Keys.JobsChannel(), func(string) {
 		select {
-		case <-ctx.Done():
-			return
-		case _, ok := <-ch:
-			if !ok {
-				return
-			}
-			select {
-			case m.jobsWake <- struct{}{}:
-			default:
-			}
+		case m.jobsWake <- struct{}{}:
+		default:
 		}
-	}
+	})
 }
 
 // useTable prepares a new version of the live slave table for routing;

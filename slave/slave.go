@@ -16,6 +16,7 @@ import (
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/downloader"
 	"github.com/crawler-dev/crawler/fetch"
+	"github.com/crawler-dev/crawler/internal/wake"
 	"github.com/crawler-dev/crawler/membership"
 	"github.com/crawler-dev/crawler/metrics"
 )
@@ -302,23 +303,12 @@ func (s *Slave) start(drainCtx context.Context, w *work) {
 // this slave (cluster.Keys.TasksChannel), until ctx ends: an idle slave
 // then takes them at once instead of at its next poll.
 func (s *Slave) listen(ctx context.Context) {
-	sub := s.deps.Redis.Subscribe(ctx, s.deps.Keys.TasksChannel(s.opts.ID))
-	defer sub.Close()
-	ch := sub.Channel()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case msg, ok := <-ch:
-			if !ok {
-				return
-			}
-			if !s.jobs.has(msg.Payload) { // a job not seen yet, or an older master's "1"
-				s.told.Store(true)
-			}
-			s.signalFreed()
+	wake.Listen(ctx, s.deps.Redis, s.deps.Keys.TasksChannel(s.opts.ID), func(job string) {
+		if !s.jobs.has(job) { // a job not seen yet, or an older master's "1"
+			s.told.Store(true)
 		}
-	}
+		s.signalFreed()
+	})
 }
 
 func (s *Slave) signalFreed() {
