@@ -255,6 +255,11 @@ func (s *Slave) takeTasks(ctx, drainCtx context.Context, room int) int {
 		}
 		works := make([]*work, len(ds))
 		for i, d := range ds {
+			// Held from the take on, not from the fetch: the store's
+			// look-up below can take seconds on a loaded machine, and a
+			// task taken but not yet held looks like an orphan to
+			// releaseOrphans, which would hand it back to be fetched twice.
+			s.held.add(j, d.Entry)
 			works[i] = &work{job: j, raw: d.Entry, deliveries: d.Count, lastError: d.LastError}
 		}
 		s.lookUp(ctx, j, works)
@@ -266,10 +271,9 @@ func (s *Slave) takeTasks(ctx, drainCtx context.Context, room int) int {
 	return took
 }
 
-// start holds a task and hands it to the downloader, or settles it at once
-// if it cannot be fetched.
+// start hands a held task to the downloader, or settles it at once if it
+// cannot be fetched.
 func (s *Slave) start(drainCtx context.Context, w *work) {
-	s.held.add(w.job, w.raw)
 	task, err := cluster.DecodeTask(w.raw)
 	w.task = task
 	if err != nil || w.deliveries > s.opts.MaxDeliveries {
