@@ -2,15 +2,23 @@ package master
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/crawler-dev/crawler/assign"
 	"github.com/crawler-dev/crawler/canon"
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/dedup"
 	"github.com/crawler-dev/crawler/extract"
+	"github.com/crawler-dev/crawler/queue"
 )
 
 // routeSite is a loopback site whose robots.txt disallows /private.
@@ -327,5 +335,69 @@ func TestJobRunner_routeRetries(t *testing.T) {
 	}
 	if got := routedPaths(t, f, "https://example.com"); len(got) != len(tasks) {
 		t.Errorf("%d tasks queued, want %d", len(got), len(tasks))
+	}
+}
+
+// TestJobRunner_routeRenderedKinds: a rendered kind's tasks go to the
+// render-wait list while no live slave can render, and only to slaves
+// that can once one is live, whatever the key; render at the top of a
+// short-form job renders its list kind and its item kind.
+func TestJobRunner_routeRenderedKinds(t *testing.T) {
+	f := newFixture(t)
+	render := true
+	f.submitSpec(t, func(s *cluster.JobSpec) { s.Render = &render }, "https://example.com/list")
+	r := f.runner(t, 0, 1) // neither slave has a browser
+	if got := r.renderedKinds(true); !slices.Equal(got, []string{cluster.KindDetail}) {
+		t.Fatalf("rendered item kinds %q, want [%s]", got, cluster.KindDetail)
+	}
+	if got := r.renderedKinds(false); !slices.Equal(got, []string{cluster.KindStart}) {
+		t.Errorf("rendered list kinds %q, want [%s] (render at the top renders every kind)", got, cluster.KindStart)
+	}
+	for i := range 20 {
+		key := []byte("https://example.com/p/" + strconv.Itoa(i))
+		if to, err := r.routeKind(r.m.liveRoutes(), cluster.KindDetail, key); err != nil || to != queue.RenderWait {
+			t.Fatalf("with no renderer, %s routed to %d (%v), want the render-wait list", key, to, err)
+		}
+	}
+	f.m.useTable(assign.Table{Version: 2, Nodes: []assign.Node{{ID: 0, Weight: 32}, {ID: 1, Weight: 32, Render: true}}})
+	for i := range 20 {
+		key := []byte("https://example.com/p/" + strconv.Itoa(i))
+		if to, err := r.routeKind(r.m.liveRoutes(), cluster.KindDetail, key); err != nil || to != 1 {
+			t.Fatalf("with slave 1 the only renderer, %s routed to %d (%v), want 1", key, to, err)
+		}
+	}
+	if moved := movedTo([]queue.Move{{To: 1}, {To: queue.RenderWait}, {To: 1}}); len(moved) != 1 || !moved[1] {
+		t.Errorf("movedTo = %v, want only slave 1 (the wait list is nobody to wake)", moved)
+	}
+}
+
+// TestJobRunner_saysWhoCannotRender: at a round's start a job whose
+// rendered item kinds have no renderer says so, naming them, and says
+// nothing once one is live; a master without a browser says its rendered
+// list kinds will fail.
+func TestJobRunner_saysWhoCannotRender(t *testing.T) {
+	f := newFixture(t)
+	render := true
+	f.submitSpec(t, func(s *cluster.JobSpec) { s.Render = &render }, "https://example.com/list")
+	r := f.runner(t, 0)
+	core, logs := observer.New(zap.WarnLevel)
+	r.log = zap.New(core)
+	r.sayRenderers()
+	r.checkListRenderer(f.ctx) // this master was given no renderer
+	f.m.useTable(assign.Table{Version: 2, Nodes: []assign.Node{{ID: 0, Weight: 32, Render: true}}})
+	r.sayRenderers()
+	entries := logs.All()
+	if len(entries) != 2 {
+		t.Fatalf("%d log entries, want a warning for the item kind and an error for the list kind: %v", len(entries), entries)
+	}
+	for i, want := range []struct {
+		level zapcore.Level
+		kind  string
+	}{{zap.WarnLevel, cluster.KindDetail}, {zap.ErrorLevel, cluster.KindStart}} {
+		e := entries[i]
+		kinds, _ := e.ContextMap()["kinds"].([]any)
+		if e.Level != want.level || len(kinds) != 1 || kinds[0] != want.kind {
+			t.Errorf("entry %d: %s %q %v, want a %s naming kind %s", i, e.Level, e.Message, e.ContextMap(), want.level, want.kind)
+		}
 	}
 }
