@@ -1,35 +1,12 @@
 package master
 
 import (
-	"context"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
 )
-
-// timeReads counts the TIME commands a client sends: how often the
-// master has looked at the cluster's clock.
-type timeReads struct{ n atomic.Int64 }
-
-func (h *timeReads) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *timeReads) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-
-func (h *timeReads) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if cmd.Name() == "time" {
-			h.n.Add(1)
-		}
-		return next(ctx, cmd)
-	}
-}
 
 // TestMaster_roundOnMovedClock (issue 19): rounds are scheduled on the
 // cluster's clock (Redis TIME), not the master's host clock. On a Redis
@@ -40,8 +17,7 @@ func (h *timeReads) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // without anyone waiting an hour, and its times are the server's.
 func TestMaster_roundOnMovedClock(t *testing.T) {
 	rdb, keys, clock := testenv.MovedRedis(t)
-	reads := &timeReads{}
-	rdb.AddHook(reads)
+	reads := testenv.CountCommands(rdb, func(name string, _ []any) bool { return name == "time" }) // the master's looks at the cluster's clock
 	opts := DefaultOptions()
 	opts.Tick = 20 * time.Millisecond
 	f := newFixtureOn(t, rdb, keys, opts)
@@ -59,8 +35,8 @@ func TestMaster_roundOnMovedClock(t *testing.T) {
 	}
 
 	clock.Advance(time.Hour - time.Minute)
-	seen := reads.n.Load()
-	testenv.Eventually(t, time.Minute, "the master reads the clock twice after the move", func() bool { return reads.n.Load() >= seen+2 })
+	seen := reads.Load()
+	testenv.Eventually(t, time.Minute, "the master reads the clock twice after the move", func() bool { return reads.Load() >= seen+2 })
 	if st := jobStateHash(t, f); st[cluster.StateRound] != "1" || st[cluster.StateField] != cluster.StateFinished {
 		t.Fatalf("a minute before the next round: %v; want round 1 finished, waiting", st)
 	}

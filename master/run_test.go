@@ -105,8 +105,10 @@ func TestMaster_Run_watchError(t *testing.T) {
 func TestMaster_Run_submitWakes(t *testing.T) {
 	f := newFixture(t)
 	f.m.opts.Tick, f.m.opts.JobLease = 10*time.Minute, 30*time.Minute
-	scans := &countScans{jobs: f.keys.Jobs()}
-	f.rdb.AddHook(scans)
+	jobs := f.keys.Jobs()
+	scans := testenv.CountCommands(f.rdb, func(name string, args []any) bool { // the master's job scans
+		return name == "zrange" && len(args) > 1 && args[1] == jobs
+	})
 	ctx, cancel := context.WithCancel(f.ctx)
 	done := make(chan error, 1)
 	go func() { done <- f.m.Run(ctx) }()
@@ -121,27 +123,4 @@ func TestMaster_Run_submitWakes(t *testing.T) {
 		owner, err := f.rdb.Get(f.ctx, f.jk.Owner()).Result()
 		return err == nil && owner != ""
 	})
-}
-
-// countScans is a go-redis hook that counts the master's job scans (ZRANGE
-// of the jobs) once they are answered.
-type countScans struct {
-	jobs string
-	atomic.Int64
-}
-
-func (h *countScans) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *countScans) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-
-func (h *countScans) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
-		if args := cmd.Args(); cmd.Name() == "zrange" && len(args) > 1 && args[1] == h.jobs {
-			h.Add(1)
-		}
-		return err
-	}
 }

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/crawler-dev/crawler/canon"
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
@@ -36,30 +34,6 @@ func (s *slowLookUp) Validators(ctx context.Context, ids []string) (map[string]s
 	return s.JSONL.Validators(ctx, ids)
 }
 
-// countExpiring is a go-redis hook that counts the scripts run on the
-// slave's in-flight set (KEYS[1]): while its tasks wait for the look-up,
-// those are the renew loop's, a lease renewal and an orphan check a tick.
-type countExpiring struct {
-	inflight string
-	atomic.Int64
-}
-
-func (h *countExpiring) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *countExpiring) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-
-func (h *countExpiring) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
-		if args := cmd.Args(); (cmd.Name() == "evalsha" || cmd.Name() == "eval") && len(args) > 3 && args[3] == h.inflight {
-			h.Add(1)
-		}
-		return err
-	}
-}
-
 // TestSlave_heldWhileLookedUp: a re-crawl's tasks are held from the take
 // on. While the store's look-up of their validators hangs for more than
 // a second of the lease, the orphan check runs again and again and hands
@@ -82,8 +56,9 @@ func TestSlave_heldWhileLookedUp(t *testing.T) {
 		fp := canon.RequestFingerprint("GET", site.URL+p, nil)
 		rdb.RPush(ctx, jk.Queue(0), cluster.Task{URL: site.URL + p, FP: fp.String(), Job: "relook", Round: 2}.Encode())
 	}
-	checks := &countExpiring{inflight: jk.Inflight(0)}
-	rdb.AddHook(checks)
+	// The scripts on the slave's in-flight set: while its tasks wait for
+	// the look-up, the renew loop's, a lease renewal and an orphan check a tick.
+	checks := testenv.CountCommands(rdb, testenv.ScriptOn(jk.Inflight(0)))
 	st := &slowLookUp{JSONL: jsonlStore(t), asked: make(chan struct{}), release: make(chan struct{})}
 	opts := DefaultOptions()
 	opts.TaskLease = 3 * time.Second // an orphan check a second, a take "orphaned" after one
