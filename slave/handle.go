@@ -30,6 +30,9 @@ type work struct {
 	// why its last holder gave up on it.
 	deliveries int
 	lastError  string
+	// storedEarlier is true when the task is past MaxDeliveries but an
+	// earlier delivery stored its page (storedearlier.go).
+	storedEarlier bool
 	// marked is closed once the task's start mark is written; nil until
 	// its fetch begins (guarded by the marker's mutex).
 	marked chan struct{}

@@ -43,7 +43,8 @@ type Options struct {
 	// outcome before it is dead-lettered: recorded as failed with the
 	// reason its last holder gave up, so one poison task cannot keep a job
 	// running. A delivery whose holder died before the fetch began does
-	// not count.
+	// not count, and a task whose page an earlier delivery stored gets up
+	// to twice as many (storedGrace).
 	MaxDeliveries int
 	// MaxParked bounds the tasks held beyond the 4 × Concurrency kept for
 	// the fetchers while they wait long (downloader.Downloader.Parked): a

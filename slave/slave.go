@@ -263,6 +263,7 @@ func (s *Slave) takeTasks(ctx, drainCtx context.Context, room int) int {
 			works[i] = &work{job: j, raw: d.Entry, deliveries: d.Count, lastError: d.LastError}
 		}
 		s.lookUp(ctx, j, works)
+		s.lookUpStored(ctx, j, works)
 		for _, w := range works {
 			s.start(drainCtx, w)
 		}
@@ -276,7 +277,7 @@ func (s *Slave) takeTasks(ctx, drainCtx context.Context, room int) int {
 func (s *Slave) start(drainCtx context.Context, w *work) {
 	task, err := cluster.DecodeTask(w.raw)
 	w.task = task
-	if err != nil || w.deliveries > s.opts.MaxDeliveries {
+	if err != nil || s.deadLetter(w) {
 		s.side.Add(1)
 		go func() {
 			defer s.side.Done()

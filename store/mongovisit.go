@@ -17,7 +17,8 @@ const validatorsChunk = 1000
 
 // storedProjection is what Validators reads of an item.
 var storedProjection = bson.D{{Key: "etag", Value: 1}, {Key: "last_modified", Value: 1}, {Key: "content_hash", Value: 1},
-	{Key: "version", Value: 1}, {Key: "changed_round", Value: 1}, {Key: "first_seen_at", Value: 1}, {Key: "changed_at", Value: 1}}
+	{Key: "version", Value: 1}, {Key: "changed_round", Value: 1}, {Key: "first_seen_at", Value: 1}, {Key: "changed_at", Value: 1},
+	{Key: "round", Value: 1}}
 
 // Validators reads what is stored of the items ids (validators, content
 // hash, version), one query per thousand IDs, never one per page. An ID

@@ -36,12 +36,16 @@ type Stored struct {
 	ChangedRound int64     `bson:"changed_round,omitempty"`
 	FirstSeenAt  time.Time `bson:"first_seen_at,omitempty"`
 	ChangedAt    time.Time `bson:"changed_at,omitempty"`
+	// Round is the round that last wrote the page in full (a touch does
+	// not): a task of that round whose page is stored got as far as its
+	// store write at least once.
+	Round int64 `bson:"round,omitempty"`
 }
 
 // storedOf is what it holds of a page.
 func storedOf(it Item) Stored {
 	return Stored{ETag: it.ETag, LastModified: it.LastModified, ContentHash: it.ContentHash, Version: it.Version,
-		ChangedRound: it.ChangedRound, FirstSeenAt: it.FirstSeenAt, ChangedAt: it.ChangedAt}
+		ChangedRound: it.ChangedRound, FirstSeenAt: it.FirstSeenAt, ChangedAt: it.ChangedAt, Round: it.Round}
 }
 
 // Visit is one fetch of a page to record.
