@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -158,8 +160,12 @@ type SiteRun struct {
 	// Stored, Failed and ListPages are what the crawler says it did;
 	// Expected is the detail pages a correct crawl stores.
 	Stored, Failed, ListPages, Expected int64
-	// Requests is what the site served.
+	// Requests is what the site served; SiteBusy the time its requests
+	// took, summed (so SiteBusy / Wall is how many of the host's slots were
+	// in use on average), and SitePeak the most it served at once.
 	Requests int64
+	SiteBusy time.Duration
+	SitePeak int64
 	// Wall is the crawl's time: from submit to finished for the cluster
 	// (its processes already run), from start to exit for the others.
 	Wall time.Duration
@@ -238,12 +244,17 @@ func loadAverage() string {
 	return a + " " + b + " " + c
 }
 
-// countingSite serves a demo site on 127.0.0.1 and counts its requests.
+// countingSite serves a demo site on 127.0.0.1 and counts its requests,
+// the time they took and the most in flight at once: the site's own view
+// of how a crawler used its slots.
 type countingSite struct {
 	site     *demosite.Site
 	srv      *http.Server
 	base     string
 	requests atomic.Int64
+	busy     atomic.Int64 // nanoseconds
+	inFlight atomic.Int64
+	peak     atomic.Int64
 }
 
 func serveSite(opts demosite.Options) (*countingSite, error) {
@@ -254,10 +265,46 @@ func serveSite(opts demosite.Options) (*countingSite, error) {
 	s := &countingSite{site: demosite.New(opts), base: "http://" + ln.Addr().String()}
 	s.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.requests.Add(1)
-		s.site.ServeHTTP(w, r)
+		cw := &countedWriter{ResponseWriter: w, done: s.enter()}
+		defer cw.leave()
+		s.site.ServeHTTP(cw, r)
 	})}
 	go func() { _ = s.srv.Serve(ln) }()
 	return s, nil
+}
+
+// enter counts a request in flight, and the peak; done counts it out.
+func (s *countingSite) enter() (done func()) {
+	n := s.inFlight.Add(1)
+	for p := s.peak.Load(); n > p && !s.peak.CompareAndSwap(p, n); p = s.peak.Load() {
+	}
+	start := time.Now()
+	return func() {
+		s.busy.Add(int64(time.Since(start)))
+		s.inFlight.Add(-1)
+	}
+}
+
+// countedWriter counts its request out when the handler returns, or
+// before it hijacks the connection to reset it: the client sees the reset
+// as the connection closes, and may send its next request before the
+// handler returns.
+type countedWriter struct {
+	http.ResponseWriter
+	done func()
+	once sync.Once
+}
+
+func (c *countedWriter) leave() { c.once.Do(c.done) }
+
+// Hijack counts the request out, then hands over the connection.
+func (c *countedWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c.leave()
+	hj, ok := c.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, errors.New("bench site: the connection cannot be hijacked")
+	}
+	return hj.Hijack()
 }
 
 // expected is the detail pages a correct crawl stores.

@@ -105,6 +105,7 @@ func (e *siteEnv) crawl(ctx context.Context, name string, latency time.Duration)
 		run, err = e.crawlColly(ctx, site, dir)
 	}
 	run.Crawler, run.Latency, run.Requests, run.Expected = name, latency, site.requests.Load(), site.expected()
+	run.SiteBusy, run.SitePeak = time.Duration(site.busy.Load()), site.peak.Load()
 	return run, err
 }
 

@@ -81,7 +81,7 @@ func siteTable(rep SiteReport, l time.Duration) Table {
 			b.Levels, o.FaultEvery, o.PerHostRPS, o.PerHostConcurrency, o.Rounds, b.Wall.Round(10*time.Millisecond),
 			b.PagesPerSecond()),
 		Header: []string{"crawler", "pages/s", "× colly", "of the bound", "crawler CPU/page", "Redis CPU/page",
-			"Redis cmds/page", "peak RSS", "stored", "site requests"},
+			"Redis cmds/page", "peak RSS", "stored", "site requests", "slots busy", "peak at site"},
 		Notes: siteNotes(rep, l),
 	}
 	for _, name := range o.Crawlers {
@@ -98,7 +98,9 @@ func siteTable(rep SiteReport, l time.Duration) Table {
 			redisCallsCell(runs),
 			spanOf(runs, "%.0f MiB", func(r SiteRun) float64 { return float64(r.PeakRSS) / (1 << 20) }),
 			spanOf(runs, "%.0f", func(r SiteRun) float64 { return float64(r.Stored) })+fmt.Sprintf(" of %d", b.Stored),
-			spanOf(runs, "%.0f", func(r SiteRun) float64 { return float64(r.Requests) }))
+			spanOf(runs, "%.0f", func(r SiteRun) float64 { return float64(r.Requests) }),
+			spanOf(runs, "%.1f", func(r SiteRun) float64 { return r.SiteBusy.Seconds() / r.Wall.Seconds() }),
+			spanOf(runs, "%.0f", func(r SiteRun) float64 { return float64(r.SitePeak) }))
 	}
 	return t
 }
@@ -125,6 +127,9 @@ func siteNotes(rep SiteReport, l time.Duration) []string {
 		"CPU: user + system of every crawler process (/proc, wait4); Redis: the cluster's redis-server (INFO, the " +
 			"benchmark's own commands taken out), or the redis-server `crawler run` started for itself (/proc). " +
 			"Peak RSS: the largest process (VmHWM)." + used,
+		fmt.Sprintf("slots busy: the time the site spent on requests, summed, over the wall time: how many of the %d "+
+			"slots were in use on average; peak at site: the most requests it served at once (never above %d).",
+			rep.Opts.PerHostConcurrency, rep.Opts.PerHostConcurrency),
 		fmt.Sprintf("Load average (1, 5, 15 min): %s before, %s after.", rep.LoadBefore, rep.LoadAfter),
 	}
 }
