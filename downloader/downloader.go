@@ -70,12 +70,14 @@ type Options struct {
 // enough for a site that answers in a second.
 const DefaultHostRPS = 5
 
-// DefaultOptions returns the defaults: 32 workers, retries from 500ms to
-// 30s, proxy waits from 1s to 30s (50ms while proxies are only busy), 5 proxy faults per page, robots.txt
-// waited for up to 1h, host leases of 2m, host slots kept 2s unused,
-// 5 requests/s per host.
+// DefaultOptions returns the defaults: 32 workers; retries from 100ms to
+// 30s (a URL's own retries only space its attempts: the host's budget,
+// which slows a host that throttles, is what spares the site); proxy
+// waits from 1s to 30s (50ms while proxies are only busy); 5 proxy faults
+// per page; robots.txt waited for up to 1h; host leases of 2m; host slots
+// kept 500ms unused; 5 requests/s per host.
 func DefaultOptions() Options {
-	return Options{Workers: 32, RetryBase: 500 * time.Millisecond, RetryMax: 30 * time.Second,
+	return Options{Workers: 32, RetryBase: 100 * time.Millisecond, RetryMax: 30 * time.Second,
 		ProxyWait: time.Second, MaxProxyWait: 30 * time.Second, ProxyBusyWait: 50 * time.Millisecond, MaxProxyFaults: 5,
 		MaxRobotsWait: time.Hour, HostLeaseTTL: politeness.DefaultOptions().LeaseTTL,
 		HostLinger: politeness.DefaultOptions().Linger, HostRPS: DefaultHostRPS}
