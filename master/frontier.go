@@ -126,10 +126,7 @@ func (f *frontier) commitFoundBatch(ctx context.Context, batch []foundCommit) er
 		for _, field := range queue.AttemptFields(c.entry) {
 			args = append(args, field)
 		}
-		args = append(args, len(c.counters))
-		for name, n := range c.counters {
-			args = append(args, name, n)
-		}
+		args = appendCounters(args, c.counters)
 	}
 	if err := f.run(ctx, commitFoundScript, keys, args...).Err(); err != nil {
 		return fmt.Errorf("commit %d found entries: %w", len(batch), codes.Translate(err))
@@ -140,10 +137,7 @@ func (f *frontier) commitFoundBatch(ctx context.Context, batch []foundCommit) er
 // commitOn runs the commit script on a leased list's keys.
 func (f *frontier) commitOn(ctx context.Context, keys []string, member string, counters map[string]int64, next []pageRef) error {
 	args := make([]any, 0, 4+2*len(counters)+2*len(next))
-	args = append(args, member, len(counters))
-	for name, n := range counters {
-		args = append(args, name, n)
-	}
+	args = appendCounters(append(args, member), counters)
 	for _, field := range queue.AttemptFields(member) {
 		args = append(args, field)
 	}
@@ -152,6 +146,21 @@ func (f *frontier) commitOn(ctx context.Context, keys []string, member string, c
 		return fmt.Errorf("commit list page: %w", codes.Translate(err))
 	}
 	return nil
+}
+
+// appendCounters appends how many of counters are not zero, then their
+// name/increment pairs: a zero would cost the script an HINCRBY (one per
+// list page, on a site whose pages hold no invalid links) for nothing.
+func appendCounters(args []any, counters map[string]int64) []any {
+	at := len(args)
+	args = append(args, 0)
+	for name, n := range counters {
+		if n != 0 {
+			args = append(args, name, n)
+		}
+	}
+	args[at] = (len(args) - at - 1) / 2
+	return args
 }
 
 // Outcomes of tryFinish: finish.lua's replies (R_ROUND_RUNNING, ...).
