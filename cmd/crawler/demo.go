@@ -65,7 +65,7 @@ func newDemoCmd(a *app) *cobra.Command {
 			return runDemo(cmd, a, cfg, site, base)
 		},
 	}
-	cfg.register(cmd, "demo-items.jsonl")
+	cfg.register(cmd, "demo-items.jsonl", 3, 16) // three slaves, to show the work spread
 	f := cmd.Flags()
 	f.IntVar(&details, "details", 300, "unique detail pages on the demo site")
 	f.StringVar(&listen, "listen", "127.0.0.1:0", "address the demo site listens on (a bare port means 127.0.0.1, 0.0.0.0:PORT every interface)")

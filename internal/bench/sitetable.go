@@ -117,7 +117,7 @@ func siteNotes(rep SiteReport, l time.Duration) []string {
 			"%d levels. No crawler holding %d slots of the site can store its %d pages sooner.",
 			b.Requests, l, b.Stalls, rep.Opts.Stall, rep.Opts.PerHostConcurrency, b.Levels, rep.Opts.PerHostConcurrency, b.Stored),
 		fmt.Sprintf("Crawlers: the cluster's master and slaves on their defaults (slaves at --concurrency 32), "+
-			"`crawler run` on its defaults (3 slaves at 16), colly with Parallelism %d, retries of 5xx, 429, 408 and "+
+			"`crawler run` on its defaults (1 slave at 48), colly with Parallelism %d, retries of 5xx, 429, 408 and "+
 			"failed connections up to twice (our jobs' max_retries: 2), and links spelled one way (host in lower case, "+
 			"query sorted, no fragment) so that its visited set, like our canonical URLs, sees each page once: "+
 			"the site requests column shows every crawler made the same requests.", rep.Opts.PerHostConcurrency),
