@@ -86,6 +86,20 @@ func runSlave(t testing.TB, ctx context.Context, opts Options, deps Deps) {
 	})
 }
 
+// mongoStore opens a store on a database of the test's own on the test
+// MongoDB-wire server, closed when the test ends (after the slaves it
+// started stop).
+func mongoStore(t testing.TB, ctx context.Context) *store.Mongo {
+	t.Helper()
+	uri, _ := testenv.MongoDBURI(t)
+	m, err := store.OpenMongo(ctx, uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	return m
+}
+
 // jsonlStore opens a JSON Lines store in the test's directory.
 func jsonlStore(t *testing.T) *store.JSONL {
 	t.Helper()

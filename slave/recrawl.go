@@ -38,34 +38,58 @@ type visit struct {
 // page stored after all is found when its item is written). If the store
 // cannot answer, the pages are fetched in full.
 func (s *Slave) lookUp(ctx context.Context, j *job, works []*work) {
-	vs, ok := s.deps.Store.(VisitStore)
+	found, ok := s.readStored(ctx, j, works, "read validators; fetching the pages in full",
+		func(_ *work, t cluster.Task) bool { return t.Round > 1 })
 	if !ok {
 		return
 	}
+	for _, f := range found {
+		f.w.visit.looked = true
+		f.w.visit.prev = f.stored
+	}
+}
+
+// storedPage is what the store holds of a task's page (nil: nothing).
+type storedPage struct {
+	w      *work
+	task   cluster.Task
+	stored *store.Stored
+}
+
+// readStored reads, in one call to a VisitStore, what is stored of the
+// pages of the works whose task pick chooses. It reports false, having
+// logged failed, if the store cannot answer, and false with no store of
+// visits or nothing picked.
+func (s *Slave) readStored(ctx context.Context, j *job, works []*work, failed string,
+	pick func(*work, cluster.Task) bool) ([]storedPage, bool) {
+	vs, ok := s.deps.Store.(VisitStore)
+	if !ok {
+		return nil, false
+	}
 	var ids []string
-	var looked []*work
+	var found []storedPage
 	for _, w := range works {
 		t, err := cluster.DecodeTask(w.raw)
-		if err != nil || t.Round <= 1 {
+		if err != nil || !pick(w, t) {
 			continue
 		}
 		ids = append(ids, store.ItemID(t.Job, t.FP))
-		looked = append(looked, w)
+		found = append(found, storedPage{w: w, task: t})
 	}
 	if len(ids) == 0 {
-		return
+		return nil, false
 	}
 	prevs, err := vs.Validators(ctx, ids)
 	if err != nil {
-		s.log.Warn("read validators; fetching the pages in full", zap.String("job", j.name), zap.Error(err))
-		return
+		s.log.Warn(failed, zap.String("job", j.name), zap.Error(err))
+		return nil, false
 	}
-	for i, w := range looked {
-		w.visit.looked = true
+	for i := range found {
 		if p, ok := prevs[ids[i]]; ok {
-			w.visit.prev = &p
+			found[i].stored = &p
 		}
 	}
+	return found, true
 }
 
 // validators are what the task's fetch sends: the stored ones, unless the

@@ -10,7 +10,6 @@ import (
 
 	"github.com/crawler-dev/crawler/internal/shopsite"
 	"github.com/crawler-dev/crawler/internal/testenv"
-	"github.com/crawler-dev/crawler/store"
 )
 
 // BenchmarkRecrawl_Round2: the cost per page of a second round over a shop
@@ -71,12 +70,7 @@ func recrawlRound2(b *testing.B, conditional bool) (int64, time.Duration, int64)
 	spec["per_host_rps"], spec["per_host_concurrency"], spec["conditional"] = 10000, 64, conditional
 	raw, _ = json.Marshal(spec)
 	rdb.Set(ctx, jk.Spec(), raw, 0)
-	uri, _ := testenv.MongoDBURI(b)
-	m, err := store.OpenMongo(ctx, uri)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer m.Close(context.Background())
+	m := mongoStore(b, ctx)
 	opts := DefaultOptions()
 	opts.Concurrency = 16
 	runSlave(b, ctx, opts, Deps{Redis: rdb, Keys: keys, Store: m})

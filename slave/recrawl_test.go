@@ -68,12 +68,7 @@ func TestSlave_Recrawl(t *testing.T) {
 			srv := httptest.NewServer(site)
 			defer srv.Close()
 			jk := runningJob(t, ctx, rdb, keys, "shop", srv.URL)
-			uri, _ := testenv.MongoDBURI(t)
-			m, err := store.OpenMongo(ctx, uri)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close(context.Background())
+			m := mongoStore(t, ctx)
 			opts := DefaultOptions()
 			opts.Concurrency = 4
 			reg, err := metrics.New(metrics.DefaultOptions())

@@ -6,7 +6,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/crawler-dev/crawler/cluster"
-	"github.com/crawler-dev/crawler/store"
 )
 
 // A task whose fetch began more than MaxDeliveries times without an
@@ -26,38 +25,15 @@ const storedGrace = 2
 // tasks, which are rare; with the store away they are dead-lettered as
 // before.
 func (s *Slave) lookUpStored(ctx context.Context, j *job, works []*work) {
-	vs, ok := s.deps.Store.(VisitStore)
-	if !ok {
-		return
-	}
-	var ids []string
-	var looked []*work
-	var tasks []cluster.Task
-	for _, w := range works {
-		if w.deliveries <= s.opts.MaxDeliveries || w.deliveries > storedGrace*s.opts.MaxDeliveries {
-			continue
-		}
-		t, err := cluster.DecodeTask(w.raw)
-		if err != nil {
-			continue
-		}
-		ids = append(ids, store.ItemID(t.Job, t.FP))
-		looked = append(looked, w)
-		tasks = append(tasks, t)
-	}
-	if len(ids) == 0 {
-		return
-	}
-	prevs, err := vs.Validators(ctx, ids)
-	if err != nil {
-		s.log.Warn("look up pages about to be dead-lettered; dead-lettering them", zap.String("job", j.name), zap.Error(err))
-		return
-	}
-	for i, w := range looked {
-		if p, ok := prevs[ids[i]]; ok && p.Round == tasks[i].Round {
-			w.storedEarlier = true
+	found, _ := s.readStored(ctx, j, works, "look up pages about to be dead-lettered; dead-lettering them",
+		func(w *work, _ cluster.Task) bool {
+			return w.deliveries > s.opts.MaxDeliveries && w.deliveries <= storedGrace*s.opts.MaxDeliveries
+		})
+	for _, f := range found {
+		if f.stored != nil && f.stored.Round == f.task.Round {
+			f.w.storedEarlier = true
 			s.log.Info("page stored by an earlier delivery whose holder died before acknowledging it; fetching it again",
-				zap.String("job", j.name), zap.String("url", tasks[i].URL), zap.Int("deliveries", w.deliveries))
+				zap.String("job", j.name), zap.String("url", f.task.URL), zap.Int("deliveries", f.w.deliveries))
 		}
 	}
 }

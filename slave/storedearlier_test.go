@@ -25,12 +25,7 @@ func TestSlave_storedEarlierIsFetchedAgain(t *testing.T) {
 	site := page(t)
 	paths := []string{"/stored-this-round", "/never-stored", "/stored-another-round"}
 	jk := runningJob(t, ctx, rdb, keys, "grace", site.URL, paths...)
-	uri, _ := testenv.MongoDBURI(t)
-	m, err := store.OpenMongo(ctx, uri)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close(context.Background())
+	m := mongoStore(t, ctx)
 
 	opts := DefaultOptions()
 	opts.Concurrency, opts.MaxDeliveries = 2, 2
