@@ -57,9 +57,9 @@ type storedPage struct {
 }
 
 // readStored reads, in one call to a VisitStore, what is stored of the
-// pages of the works whose task pick chooses. It reports false, having
-// logged failed, if the store cannot answer, and false with no store of
-// visits or nothing picked.
+// pages of the works whose task pick chooses. It reports false, and reads
+// nothing, when the store keeps no visits or pick chooses none; false too,
+// logging failed, when the store cannot answer.
 func (s *Slave) readStored(ctx context.Context, j *job, works []*work, failed string,
 	pick func(*work, cluster.Task) bool) ([]storedPage, bool) {
 	vs, ok := s.deps.Store.(VisitStore)
