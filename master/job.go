@@ -41,6 +41,10 @@ type jobRunner struct {
 	dl       *downloader.Job  // the job's request settings, cookies and robots.txt
 	lost     atomic.Bool      // a commit found the fence taken: another master owns the job
 	balanced *assign.Snapshot // the live slave table the queued tasks were last balanced over
+	// depthTicks counts reclaim ticks, and holding names the slaves whose
+	// queues held tasks at the last read (depth.go).
+	depthTicks int
+	holding    []int
 	// renderKinds are the job's kinds whose pages are rendered: their
 	// tasks go only to slaves that can render (render.go).
 	renderKinds map[string]bool
@@ -325,7 +329,7 @@ func (r *jobRunner) reclaim(ctx context.Context) {
 	r.releaseOrphanPages(ctx)
 	r.releaseOrphanFound(ctx)
 	r.reclaimFound(ctx)
-	depth, err := r.queues.Depth(ctx, r.m.opts.MaxSlaves)
+	depth, err := r.readDepth(ctx)
 	if err != nil {
 		r.warn(ctx, "read queue depths", zap.Error(err))
 		return

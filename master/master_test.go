@@ -179,3 +179,46 @@ func firstLine(b []byte) string {
 	sc.Scan()
 	return sc.Text()
 }
+
+// TestJobRunner_readDepth: a job's first reclaim reads every slave slot's
+// queue, and finds a dead slave's tasks; the next ticks read only the live
+// slaves' queues and those that held tasks (two LLENs and a dead one's,
+// not 64); a queue outside both is read again at the next full read, every
+// fullDepthEvery ticks.
+func TestJobRunner_readDepth(t *testing.T) {
+	f := newFixture(t)
+	f.submit(t, "https://example.com/list/0")
+	r := f.runner(t, 0, 1)
+	f.rdb.RPush(f.ctx, f.jk.Queue(5), task("a"))
+	llens := testenv.CountCommands(f.rdb, func(name string, _ []any) bool { return name == "llen" })
+	d, err := r.readDepth(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Queued[5] != 1 {
+		t.Fatalf("the first read found %d tasks on dead slave 5, want 1", d.Queued[5])
+	}
+	if n := llens.Swap(0); n != int64(r.m.opts.MaxSlaves)+1 {
+		t.Errorf("the first read sent %d LLENs, want every slot's and the render wait list's (%d)", n, r.m.opts.MaxSlaves+1)
+	}
+	f.rdb.RPush(f.ctx, f.jk.Queue(9), task("b")) // outside the protocol: slave 9 was never live
+	for tick := 1; tick < fullDepthEvery; tick++ {
+		d, err := r.readDepth(f.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := llens.Swap(0); n != 4 {
+			t.Fatalf("tick %d sent %d LLENs, want 4 (slaves 0, 1 and 5, and the render wait list)", tick, n)
+		}
+		if d.Queued[5] != 1 || d.Queued[9] != 0 {
+			t.Fatalf("tick %d read slave 5: %d, slave 9: %d; want 1 and unread", tick, d.Queued[5], d.Queued[9])
+		}
+	}
+	d, err = r.readDepth(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Queued[9] != 1 {
+		t.Errorf("the full read at tick %d found %d tasks on slave 9, want 1", fullDepthEvery, d.Queued[9])
+	}
+}

@@ -149,20 +149,30 @@ func (d Depth) Total() (queued, inflight int64) {
 
 // Depth reads the queue depths of slaves 0..slaves-1 in one round trip.
 func (q *Queue) Depth(ctx context.Context, slaves int) (Depth, error) {
+	ids := make([]int, slaves)
+	for i := range ids {
+		ids[i] = i
+	}
+	return q.DepthOf(ctx, ids, slaves)
+}
+
+// DepthOf is Depth that reads only the slaves ids (each below slaves);
+// the others read as empty.
+func (q *Queue) DepthOf(ctx context.Context, ids []int, slaves int) (Depth, error) {
 	pipe := q.rdb.Pipeline()
-	ql := make([]*redis.IntCmd, slaves)
-	il := make([]*redis.IntCmd, slaves)
-	for i := 0; i < slaves; i++ {
-		ql[i] = pipe.LLen(ctx, q.keys.Queue(i))
-		il[i] = pipe.ZCard(ctx, q.keys.Inflight(i))
+	ql := make([]*redis.IntCmd, len(ids))
+	il := make([]*redis.IntCmd, len(ids))
+	for k, i := range ids {
+		ql[k] = pipe.LLen(ctx, q.keys.Queue(i))
+		il[k] = pipe.ZCard(ctx, q.keys.Inflight(i))
 	}
 	wait := pipe.LLen(ctx, q.keys.RenderWait())
 	if _, err := pipe.Exec(ctx); err != nil {
 		return Depth{}, fmt.Errorf("read queue depths: %w", err)
 	}
 	d := Depth{Queued: make([]int64, slaves), Inflight: make([]int64, slaves), RenderWait: wait.Val()}
-	for i := 0; i < slaves; i++ {
-		d.Queued[i], d.Inflight[i] = ql[i].Val(), il[i].Val()
+	for k, i := range ids {
+		d.Queued[i], d.Inflight[i] = ql[k].Val(), il[k].Val()
 	}
 	return d, nil
 }
