@@ -30,6 +30,9 @@ type work struct {
 	// why its last holder gave up on it.
 	deliveries int
 	lastError  string
+	// undecodable is why raw is not a task (nil: task is it, decoded once
+	// when taken).
+	undecodable error
 	// storedEarlier is true when the task is past MaxDeliveries but an
 	// earlier delivery stored its page (storedearlier.go).
 	storedEarlier bool

@@ -39,7 +39,7 @@ type visit struct {
 // cannot answer, the pages are fetched in full.
 func (s *Slave) lookUp(ctx context.Context, j *job, works []*work) {
 	found, ok := s.readStored(ctx, j, works, "read validators; fetching the pages in full",
-		func(_ *work, t cluster.Task) bool { return t.Round > 1 })
+		func(w *work) bool { return w.task.Round > 1 })
 	if !ok {
 		return
 	}
@@ -52,16 +52,15 @@ func (s *Slave) lookUp(ctx context.Context, j *job, works []*work) {
 // storedPage is what the store holds of a task's page (nil: nothing).
 type storedPage struct {
 	w      *work
-	task   cluster.Task
 	stored *store.Stored
 }
 
 // readStored reads, in one call to a VisitStore, what is stored of the
-// pages of the works whose task pick chooses. It reports false, and reads
+// pages of the decodable works that pick chooses. It reports false, and reads
 // nothing, when the store keeps no visits or pick chooses none; false too,
 // logging failed, when the store cannot answer.
 func (s *Slave) readStored(ctx context.Context, j *job, works []*work, failed string,
-	pick func(*work, cluster.Task) bool) ([]storedPage, bool) {
+	pick func(*work) bool) ([]storedPage, bool) {
 	vs, ok := s.deps.Store.(VisitStore)
 	if !ok {
 		return nil, false
@@ -69,12 +68,11 @@ func (s *Slave) readStored(ctx context.Context, j *job, works []*work, failed st
 	var ids []string
 	var found []storedPage
 	for _, w := range works {
-		t, err := cluster.DecodeTask(w.raw)
-		if err != nil || !pick(w, t) {
+		if w.undecodable != nil || !pick(w) {
 			continue
 		}
-		ids = append(ids, store.ItemID(t.Job, t.FP))
-		found = append(found, storedPage{w: w, task: t})
+		ids = append(ids, store.ItemID(w.task.Job, w.task.FP))
+		found = append(found, storedPage{w: w})
 	}
 	if len(ids) == 0 {
 		return nil, false

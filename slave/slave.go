@@ -260,7 +260,8 @@ func (s *Slave) takeTasks(ctx, drainCtx context.Context, room int) int {
 			// task taken but not yet held looks like an orphan to
 			// releaseOrphans, which would hand it back to be fetched twice.
 			s.held.add(j, d.Entry)
-			works[i] = &work{job: j, raw: d.Entry, deliveries: d.Count, lastError: d.LastError}
+			task, err := cluster.DecodeTask(d.Entry)
+			works[i] = &work{job: j, raw: d.Entry, task: task, undecodable: err, deliveries: d.Count, lastError: d.LastError}
 		}
 		s.lookUp(ctx, j, works)
 		s.lookUpStored(ctx, j, works)
@@ -275,14 +276,13 @@ func (s *Slave) takeTasks(ctx, drainCtx context.Context, room int) int {
 // start hands a held task to the downloader, or settles it at once if it
 // cannot be fetched.
 func (s *Slave) start(drainCtx context.Context, w *work) {
-	task, err := cluster.DecodeTask(w.raw)
-	w.task = task
-	if err != nil || s.deadLetter(w) {
+	task := w.task
+	if w.undecodable != nil || s.deadLetter(w) {
 		s.side.Add(1)
 		go func() {
 			defer s.side.Done()
 			defer s.signalFreed()
-			s.settleUnfetchable(drainCtx, w, err)
+			s.settleUnfetchable(drainCtx, w, w.undecodable)
 		}()
 		return
 	}

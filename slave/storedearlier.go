@@ -4,8 +4,6 @@ import (
 	"context"
 
 	"go.uber.org/zap"
-
-	"github.com/crawler-dev/crawler/cluster"
 )
 
 // A task whose fetch began more than MaxDeliveries times without an
@@ -26,14 +24,14 @@ const storedGrace = 2
 // before.
 func (s *Slave) lookUpStored(ctx context.Context, j *job, works []*work) {
 	found, _ := s.readStored(ctx, j, works, "look up pages about to be dead-lettered; dead-lettering them",
-		func(w *work, _ cluster.Task) bool {
+		func(w *work) bool {
 			return w.deliveries > s.opts.MaxDeliveries && w.deliveries <= storedGrace*s.opts.MaxDeliveries
 		})
 	for _, f := range found {
-		if f.stored != nil && f.stored.Round == f.task.Round {
+		if f.stored != nil && f.stored.Round == f.w.task.Round {
 			f.w.storedEarlier = true
 			s.log.Info("page stored by an earlier delivery whose holder died before acknowledging it; fetching it again",
-				zap.String("job", j.name), zap.String("url", f.task.URL), zap.Int("deliveries", f.w.deliveries))
+				zap.String("job", j.name), zap.String("url", f.w.task.URL), zap.Int("deliveries", f.w.deliveries))
 		}
 	}
 }
