@@ -119,26 +119,7 @@ func TestCluster_RenderBrowserKilled(t *testing.T) {
 	const products, tabs = 8, 2
 	env := newClusterEnv(t)
 	shop := newGatedShop(t, products, tabs)
-	job := filepath.Join(t.TempDir(), "spa.yaml")
-	yaml := `name: spa
-seeds: ["` + shop.URL + `/"]
-allow_private_networks: true
-per_host_rps: 100
-max_retries: 3
-kinds:
-  start:
-    links: [{css: a.p, kind: product}]
-  product:
-    item: true
-    render: true
-    render_timeout: 60s
-    wait_for: {css: body.ready}
-    fields:
-      title: {css: h1, required: true}
-`
-	if err := os.WriteFile(job, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	job := writeSPAJob(t, shop.URL, "max_retries: 3\n", "    render_timeout: 60s\n")
 	env.slaveArgs = []string{"--render-concurrency", strconv.Itoa(tabs)}
 	env.startMaster(t, "master")
 	slave := env.startSlave(t, 0)
@@ -193,4 +174,31 @@ kinds:
 	if now := browserOf(t, slave.cmd.Process.Pid); now == 0 || now == victim {
 		t.Errorf("the slave runs no new browser (pid %d, killed %d)", now, victim)
 	}
+}
+
+// writeSPAJob writes the job of a gated shop at base: its start page's
+// product links, each product rendered and stored once body.ready is set;
+// jobExtra and productExtra are YAML lines added to the job and to the
+// product kind.
+func writeSPAJob(t *testing.T, base, jobExtra, productExtra string) string {
+	t.Helper()
+	job := filepath.Join(t.TempDir(), "spa.yaml")
+	yaml := `name: spa
+seeds: ["` + base + `/"]
+allow_private_networks: true
+per_host_rps: 100
+` + jobExtra + `kinds:
+  start:
+    links: [{css: a.p, kind: product}]
+  product:
+    item: true
+    render: true
+` + productExtra + `    wait_for: {css: body.ready}
+    fields:
+      title: {css: h1, required: true}
+`
+	if err := os.WriteFile(job, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return job
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,24 +21,7 @@ func TestCluster_RenderWaitsForRenderer(t *testing.T) {
 	env := newClusterEnv(t)
 	shop := newGatedShop(t, products, 1)
 	close(shop.open)
-	job := filepath.Join(t.TempDir(), "spa.yaml")
-	yaml := `name: spa
-seeds: ["` + shop.URL + `/"]
-allow_private_networks: true
-per_host_rps: 100
-kinds:
-  start:
-    links: [{css: a.p, kind: product}]
-  product:
-    item: true
-    render: true
-    wait_for: {css: body.ready}
-    fields:
-      title: {css: h1, required: true}
-`
-	if err := os.WriteFile(job, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	job := writeSPAJob(t, shop.URL, "", "")
 	env.startMaster(t, "master")
 	env.slaveArgs = []string{"--browser", filepath.Join(t.TempDir(), "no-such-chromium")}
 	blind := env.startSlave(t, 0)
