@@ -119,6 +119,7 @@ type site struct {
 	at       map[string][]time.Time
 	agents   []string
 	headers  []http.Header
+	paths    []string // of each request, beside its headers
 	inflight int
 	peak     int
 }
@@ -131,6 +132,7 @@ func newSite(t *testing.T, handler http.HandlerFunc) *site {
 		s.at[r.URL.Path] = append(s.at[r.URL.Path], time.Now())
 		s.agents = append(s.agents, r.UserAgent())
 		s.headers = append(s.headers, r.Header.Clone())
+		s.paths = append(s.paths, r.URL.Path)
 		s.inflight++
 		s.peak = max(s.peak, s.inflight)
 		s.mu.Unlock()
