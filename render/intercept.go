@@ -3,7 +3,6 @@ package render
 import (
 	"context"
 	"errors"
-	"iter"
 	"net/url"
 	"strings"
 	"sync"
@@ -18,7 +17,8 @@ import (
 // interceptor decides each request a tab's page makes (see the package
 // comment) and keeps what it decided.
 type interceptor struct {
-	tab    context.Context
+	tab    context.Context // the page's: its waits end with it
+	cdp    context.Context // the tab's, for answers: a request is answered even after its page ended
 	page   Page
 	doc    string // the document's URL, without fragment
 	host   string // the page's host[:port]
@@ -33,26 +33,9 @@ type interceptor struct {
 	refused  []string
 }
 
-func newInterceptor(tab context.Context, p Page, u *url.URL) *interceptor {
-	return &interceptor{tab: tab, page: p, doc: withoutFragment(p.URL), host: u.Host,
+func newInterceptor(page, tab context.Context, p Page, u *url.URL) *interceptor {
+	return &interceptor{tab: page, cdp: tab, page: p, doc: withoutFragment(p.URL), host: u.Host,
 		origin: u.Scheme + "://" + u.Host, held: map[cdpfetch.RequestID]func(int){}}
-}
-
-// serve handles the paused requests until the tab closes, each on a
-// goroutine of its own: admitting one may wait for the host's budget. The
-// caller counts serve in wg.
-func (ic *interceptor) serve(events iter.Seq2[cdpfetch.EventRequestPaused, error]) {
-	defer ic.wg.Done()
-	for ev, err := range events {
-		if err != nil {
-			return
-		}
-		ic.wg.Add(1)
-		go func() {
-			defer ic.wg.Done()
-			ic.handle(ev)
-		}()
-	}
 }
 
 // handle decides one paused request.
@@ -132,7 +115,7 @@ func (ic *interceptor) fulfillDocument(id cdpfetch.RequestID) {
 	if status < 200 || status > 299 {
 		status = 200
 	}
-	_, _ = chromedp.Call(ic.tab, cdpfetch.FulfillRequest, cdpfetch.FulfillRequestParams{RequestID: id, ResponseCode: int64(status),
+	_, _ = chromedp.Call(ic.cdp, cdpfetch.FulfillRequest, cdpfetch.FulfillRequestParams{RequestID: id, ResponseCode: int64(status),
 		ResponseHeaders: []*cdpfetch.HeaderEntry{{Name: "Content-Type", Value: ctype}}, Body: ic.page.Body})
 }
 
@@ -174,11 +157,16 @@ func (ic *interceptor) note(list *[]string, raw string) {
 }
 
 func (ic *interceptor) continueRequest(id cdpfetch.RequestID) {
-	_, _ = chromedp.Call(ic.tab, cdpfetch.ContinueRequest, cdpfetch.ContinueRequestParams{RequestID: id})
+	_, _ = chromedp.Call(ic.cdp, cdpfetch.ContinueRequest, cdpfetch.ContinueRequestParams{RequestID: id})
 }
 
 func (ic *interceptor) fail(id cdpfetch.RequestID, reason network.ErrorReason) {
-	_, _ = chromedp.Call(ic.tab, cdpfetch.FailRequest, cdpfetch.FailRequestParams{RequestID: id, ErrorReason: reason})
+	failRequest(ic.cdp, id, reason)
+}
+
+// failRequest answers a paused request with a network error.
+func failRequest(tab context.Context, id cdpfetch.RequestID, reason network.ErrorReason) {
+	_, _ = chromedp.Call(tab, cdpfetch.FailRequest, cdpfetch.FailRequestParams{RequestID: id, ErrorReason: reason})
 }
 
 // result is what the tab came to, with html.

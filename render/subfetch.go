@@ -40,7 +40,7 @@ func (ic *interceptor) fetchFor(ev cdpfetch.EventRequestPaused, u *url.URL, done
 	if ans.ContentType != "" {
 		headers = append(headers, &cdpfetch.HeaderEntry{Name: "Content-Type", Value: ans.ContentType})
 	}
-	_, _ = chromedp.Call(ic.tab, cdpfetch.FulfillRequest, cdpfetch.FulfillRequestParams{RequestID: ev.RequestID,
+	_, _ = chromedp.Call(ic.cdp, cdpfetch.FulfillRequest, cdpfetch.FulfillRequestParams{RequestID: ev.RequestID,
 		ResponseCode: int64(status), ResponseHeaders: headers, Body: ans.Body})
 }
 

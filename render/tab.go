@@ -3,9 +3,11 @@ package render
 import (
 	"context"
 	"fmt"
+	"iter"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -23,16 +25,57 @@ type tab struct {
 	in    *instance
 	ctx   context.Context
 	close context.CancelFunc
+
+	mu      sync.Mutex
+	current *interceptor // the rendering in progress; nil between renderings
 }
 
-// openTab opens a tab in a browser context of its own.
+// openTab opens a tab in a browser context of its own, and answers its
+// paused requests (serve) for as long as it is open.
 func openTab(in *instance) (*tab, error) {
 	ctx, cancel := chromedp.NewContext(in.ctx, chromedp.WithNewBrowserContext())
 	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
 		cancel()
 		return nil, fmt.Errorf("render: open a tab: %w", err)
 	}
-	return &tab{in: in, ctx: ctx, close: cancel}, nil
+	t := &tab{in: in, ctx: ctx, close: cancel}
+	go t.serve(chromedp.Events(ctx, cdpfetch.RequestPaused))
+	return t, nil
+}
+
+// serve hands each paused request to the rendering in progress, each on a
+// goroutine of its own (admitting one may wait for the host's budget),
+// and fails those that come between renderings: the browser's own late
+// requests for a page already rendered (its favicon) would otherwise stay
+// paused until interception is switched off, and then go to the network
+// directly, past the fetch path and its proxy.
+func (t *tab) serve(events iter.Seq2[cdpfetch.EventRequestPaused, error]) {
+	for ev, err := range events {
+		if err != nil {
+			return
+		}
+		t.mu.Lock()
+		ic := t.current
+		if ic != nil {
+			ic.wg.Add(1)
+		}
+		t.mu.Unlock()
+		if ic == nil {
+			failRequest(t.ctx, ev.RequestID, network.ErrorReasonBlockedByClient)
+			continue
+		}
+		go func() {
+			defer ic.wg.Done()
+			ic.handle(ev)
+		}()
+	}
+}
+
+// attach makes ic the rendering in progress (nil: none).
+func (t *tab) attach(ic *interceptor) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.current = ic
 }
 
 // reset leaves the tab blank, without the last page's cookies or
@@ -59,17 +102,16 @@ func (r *Renderer) renderIn(ctx context.Context, t *tab, p Page) (Result, error)
 	if err != nil {
 		return Result{}, fmt.Errorf("render: %q: %w", p.URL, err)
 	}
-	pctx, endPage := context.WithCancel(t.ctx)      // ends the page's event subscription
+	pctx, endPage := context.WithCancel(t.ctx)      // ends the page's waits
 	stopOnCancel := context.AfterFunc(ctx, endPage) // the caller gave up
 	defer stopOnCancel()
-	ic := newInterceptor(pctx, p, u)
+	ic := newInterceptor(pctx, t.ctx, p, u)
+	t.attach(ic)
 	defer func() {
-		endPage() // ends the waits of the requests still being admitted
+		t.attach(nil) // requests from now on are failed (serve)
+		endPage()     // ends the waits of the requests still being admitted
 		ic.end()
 	}()
-	events := chromedp.Events(pctx, cdpfetch.RequestPaused)
-	ic.wg.Add(1)
-	go ic.serve(events)
 	if err := ic.setUp(pctx); err != nil {
 		return Result{}, err
 	}
