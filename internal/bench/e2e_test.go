@@ -357,8 +357,6 @@ func TestTap_agreesWithTheProcesses(t *testing.T) {
 	}
 }
 
-func abs(x float64) float64 { return max(x, -x) }
-
 // TestRoundTrips: the three ways are sent, each call as many times as
 // said (counted by Redis), and each costs Redis some CPU.
 func TestRoundTrips(t *testing.T) {
