@@ -62,6 +62,11 @@ type Result struct {
 	// AlreadyApplied is true if the once-guard had been recorded before,
 	// so nothing was changed.
 	AlreadyApplied bool
+	// Started are the queues that were empty before this batch's pushes:
+	// their consumers may be idle, waiting to be told of work. A queue
+	// that already held tasks is not among them; its consumer takes the
+	// new ones with the old.
+	Started []string
 }
 
 // Admit checks and inserts the batch's fingerprints, pushes the new ones
@@ -83,7 +88,40 @@ func (f *Filter) Admit(ctx context.Context, b Batch) (Result, error) {
 	if rep.applied {
 		return Result{AlreadyApplied: true}, nil
 	}
-	return Result{New: p.merge(make([]bool, 0, len(fps)), len(fps), rep.flags, false)}, nil
+	var started []string
+	for i, q := range queueKeys(passed(b, p)) {
+		if i < len(rep.started) && rep.started[i] == '1' {
+			started = append(started, q)
+		}
+	}
+	return Result{New: p.merge(make([]bool, 0, len(fps)), len(fps), rep.flags, false), Started: started}, nil
+}
+
+// passed is the candidates p passes to the script, in order: those the
+// filter's copies of the slices did not answer.
+func passed(b Batch, p plan) []Candidate {
+	if p.sent == nil {
+		return b.Candidates
+	}
+	cs := make([]Candidate, len(p.sent))
+	for j, i := range p.sent {
+		cs[j] = b.Candidates[i]
+	}
+	return cs
+}
+
+// queueKeys is the distinct queues of cs, in the order of their first
+// candidate: the script's queue keys, numbered from 1.
+func queueKeys(cs []Candidate) []string {
+	seen := map[string]bool{}
+	var keys []string
+	for _, c := range cs {
+		if c.Queue != "" && !seen[c.Queue] {
+			seen[c.Queue] = true
+			keys = append(keys, c.Queue)
+		}
+	}
+	return keys
 }
 
 // admitTail lays out the tail keys (Stats, OnceKey, distinct queues) and
@@ -97,35 +135,23 @@ func admitTail(b Batch, p plan) ([]string, []any) {
 	if b.OnceKey != "" {
 		keys = append(keys, b.OnceKey)
 	}
-	queues := map[string]int{}
-	var qkeys []string
-	add := func(c Candidate) {
-		q := 0
-		if c.Queue != "" {
-			if q = queues[c.Queue]; q == 0 {
-				qkeys = append(qkeys, c.Queue)
-				q = len(qkeys)
-				queues[c.Queue] = q
-			}
-		}
-		args = append(args, q, c.Payload, c.Counter)
+	cs := passed(b, p)
+	qkeys := queueKeys(cs)
+	index := make(map[string]int, len(qkeys))
+	for i, q := range qkeys {
+		index[q] = i + 1
 	}
-	if p.sent == nil {
-		for _, c := range b.Candidates {
-			add(c)
-		}
-	}
-	for _, i := range p.sent {
-		add(b.Candidates[i])
+	for _, c := range cs {
+		args = append(args, index[c.Queue], c.Payload, c.Counter) // 0: no queue
 	}
 	return append(keys, qkeys...), args
 }
 
 // parseAdmit reads Admit's reply: whether the once-guard had been
-// recorded, n flags and the granule.
+// recorded, n flags, the granule and the queues found empty.
 func parseAdmit(res any, n int) (reply, error) {
 	arr, ok := res.([]any)
-	if !ok || len(arr) != 3 {
+	if !ok || len(arr) < 3 {
 		return reply{}, fmt.Errorf("unexpected reply %v", res)
 	}
 	if applied, _ := arr[0].(int64); applied == 1 {
@@ -133,10 +159,11 @@ func parseAdmit(res any, n int) (reply, error) {
 	}
 	s, _ := arr[1].(string)
 	g, _ := arr[2].(int64)
-	if len(s) != n {
-		return reply{}, fmt.Errorf("%d flags for %d candidates", len(s), n)
+	if len(s) != n || len(arr) != 4 {
+		return reply{}, fmt.Errorf("unexpected reply %v for %d candidates", res, n)
 	}
-	return reply{flags: s, granule: g}, nil
+	started, _ := arr[3].(string)
+	return reply{flags: s, granule: g, started: started}, nil
 }
 
 func flag(b bool) string {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -61,6 +62,9 @@ func (m mirror) admit(t *testing.T, step string, fps []canon.Fingerprint, member
 		r, err := f.Admit(ctx, b)
 		if err != nil {
 			t.Fatalf("%s: admit: %v", step, err)
+		}
+		for k, q := range r.Started { // the queues, each under its own namespace
+			r.Started[k] = strings.TrimPrefix(q, ns)
 		}
 		res[i] = r
 	}

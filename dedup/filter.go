@@ -118,6 +118,7 @@ type reply struct {
 	flags   string
 	granule int64
 	applied bool
+	started string // Admit: a flag per queue key, 1 where it was empty
 }
 
 // check runs script s on b with the tail's keys and arguments, parsed by

@@ -102,6 +102,9 @@ func TestFilter_Admit(t *testing.T) {
 					if res.AlreadyApplied || fmt.Sprint(res.New) != "[true true true false]" {
 						t.Fatalf("result %+v", res)
 					}
+					if fmt.Sprint(res.Started) != fmt.Sprint([]string{q1, q2}) {
+						t.Errorf("started %q, want both queues: they were empty", res.Started)
+					}
 					assertList(t, rdb, q1, fps[0].String())
 					assertList(t, rdb, q2, fps[1].String())
 					assertHash(t, rdb, stats, map[string]string{"routed": "3", "duplicates": "1",
@@ -121,11 +124,17 @@ func TestFilter_Admit(t *testing.T) {
 					assertHash(t, rdb, stats, map[string]string{"routed": "3", "duplicates": "1"})
 				})
 				t.Run("without stats or guard", func(t *testing.T) {
-					res, err := f.Admit(ctx, Batch{Candidates: []Candidate{{FP: fps[3], Queue: q1, Payload: "x"}, {FP: fps[1]}}})
-					if err != nil || fmt.Sprint(res.New) != "[true false]" {
+					q3 := o.Namespace + ":q:3"
+					extra := testFPs("admit-q3", 1)[0]
+					res, err := f.Admit(ctx, Batch{Candidates: []Candidate{{FP: fps[3], Queue: q1, Payload: "x"}, {FP: fps[1], Queue: q2},
+						{FP: extra, Queue: q3, Payload: "y"}}})
+					if err != nil || fmt.Sprint(res.New) != "[true false true]" {
 						t.Fatalf("result %+v, %v", res, err)
 					}
 					assertList(t, rdb, q1, fps[0].String(), "x")
+					if fmt.Sprint(res.Started) != fmt.Sprint([]string{q3}) {
+						t.Errorf("started %q, want only %s: %s held a task, %s got none", res.Started, q3, q1, q2)
+					}
 				})
 			})
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -249,7 +250,7 @@ const admitChunk = 1000
 // the new ones, a chunk per script call, counting them in the job's
 // counters and, when kind is set, in the kind's. Each chunk has a
 // once-guard of its own, so a page fetched again after a crash admits no
-// chunk twice. The slaves that were given tasks are told so (wakeSlaves).
+// chunk twice. The slaves whose queues it started are told so (wakeSlaves).
 func (r *jobRunner) admit(ctx context.Context, round int64, pageFP, kind string, cands []dedup.Candidate, slaves []int) error {
 	woken := map[int]bool{}
 	defer func() { go r.m.wakeSlaves(context.WithoutCancel(ctx), r.name, woken) }() // off the walk's path
@@ -283,8 +284,9 @@ func (r *jobRunner) admitOnce(ctx context.Context, round int64, once []string, c
 // admitBatch checks one batch of detail links (its candidates and
 // once-guard set) against the dupefilter, routing the new ones and
 // counting them (in kind's counters too, when set); it notes in woken the
-// slaves given tasks, and reports whether the once-guard had been
-// recorded before.
+// slaves whose queues it started (pushed onto empty: a slave with tasks
+// queued takes these with them, unwoken), and reports whether the
+// once-guard had been recorded before.
 func (r *jobRunner) admitBatch(ctx context.Context, b dedup.Batch, kind string, slaves []int, woken map[int]bool) (bool, error) {
 	b.Stats, b.NewField, b.DupField = r.keys.Stats(), cluster.StatRouted, cluster.StatDuplicates
 	if kind != "" {
@@ -299,7 +301,7 @@ func (r *jobRunner) admitBatch(ctx context.Context, b dedup.Batch, kind string, 
 	for i, isNew := range res.New {
 		if isNew {
 			fresh++
-			if slaves[i] != queue.RenderWait {
+			if slaves[i] != queue.RenderWait && slices.Contains(res.Started, b.Candidates[i].Queue) {
 				woken[slaves[i]] = true
 			}
 		}

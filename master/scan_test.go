@@ -65,8 +65,9 @@ func TestMaster_scanDue(t *testing.T) {
 	}
 }
 
-// TestJobRunner_wakesSlaves: the slaves given new tasks are told on their
-// tasks channel, so an idle one takes them at once.
+// TestJobRunner_wakesSlaves: a slave whose queue was empty is told of its
+// new tasks on its tasks channel, so an idle one takes them at once; one
+// whose queue holds tasks is not told again.
 func TestJobRunner_wakesSlaves(t *testing.T) {
 	f := newFixture(t)
 	f.submit(t, "https://example.com/list/0")
@@ -90,6 +91,22 @@ func TestJobRunner_wakesSlaves(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("slave 3 was not told of its new task")
+	}
+	// Its queue holds that task now: the next one is taken with it, and
+	// costs no wake.
+	c2, _, err := r.candidate(f.m.liveRoutes(), 1, "", extract.Link{URL: "https://example.com/p/2", Kind: cluster.KindDetail})
+	if err != nil {
+		t.Fatal(err)
+	}
+	woken := map[int]bool{}
+	if _, err := r.admitBatch(f.ctx, dedup.Batch{Candidates: []dedup.Candidate{c2}}, "", []int{3}, woken); err != nil {
+		t.Fatal(err)
+	}
+	if len(woken) != 0 {
+		t.Errorf("woken %v for a task pushed behind another", woken)
+	}
+	if n := f.rdb.LLen(f.ctx, c2.Queue).Val(); n != 2 {
+		t.Errorf("slave 3's queue holds %d tasks, want 2", n)
 	}
 }
 

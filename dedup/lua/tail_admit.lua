@@ -7,7 +7,9 @@
 -- hasOnce, the duplicates the caller found in its own copies of the slices
 -- (not passed as candidates), then per candidate passed: queue index (0 =
 -- none, else 1-based among the queue keys), payload, counter field ('' =
--- none).
+-- none). Reply: {1, '', -1} when the once-guard was recorded before, else
+-- {0, a flag per candidate passed, the granule, a flag per queue key: 1
+-- where the pushes found the queue empty}.
 local newField, dupField, onceMember = ARGV[tail], ARGV[tail + 1], ARGV[tail + 2]
 local resolved = tonumber(ARGV[tail + 5])
 local kpos = nmk + 1
@@ -51,9 +53,19 @@ if statsKey then
   end
 end
 
+-- started has a letter per queue key: '1' where this call's pushes found
+-- the queue empty (its consumer may be idle, waiting to be told), else '0'
+local started = {}
+for q = 1, #KEYS - kpos + 1 do
+  started[q] = '0'
+end
 for q, payloads in pairs(queued) do
   for i = 1, #payloads, 1000 do
-    redis.call('RPUSH', KEYS[kpos + q - 1], unpack(payloads, i, math.min(i + 999, #payloads)))
+    local to = math.min(i + 999, #payloads)
+    local len = redis.call('RPUSH', KEYS[kpos + q - 1], unpack(payloads, i, to))
+    if i == 1 and len == to then
+      started[q] = '1'
+    end
   end
 end
 local ndup = nfp - nnew + resolved
@@ -72,4 +84,4 @@ if onceKey then
     redis.call('SADD', onceKey, member)
   end
 end
-return {0, flags(isNew, nfp), granule}
+return {0, flags(isNew, nfp), granule, table.concat(started)}
