@@ -52,6 +52,37 @@ func (s *SlaveQueue) Park(ctx context.Context, tasks []string) (int, error) {
 	return n, nil
 }
 
+// Steal moves queued tasks from the longest of the other slaves' queues
+// (from) to the tail of this one, which has run dry: half of the victim's,
+// at most most, from its tail, if it holds at least least. Nothing in
+// flight moves, and no delivery is counted: a stolen task is taken like
+// any other. It returns how many moved and from which slave (-1 if
+// none). One round trip; a slave calls it only when its own queue is
+// empty, so tasks stay where they were routed while their slave keeps up.
+func (s *SlaveQueue) Steal(ctx context.Context, from []int, most, least int) (moved, victim int, err error) {
+	keys := []string{s.keys.Queue(s.slave)}
+	ids := []int{s.slave}
+	for _, id := range from {
+		if id != s.slave {
+			keys, ids = append(keys, s.keys.Queue(id)), append(ids, id)
+		}
+	}
+	if len(keys) == 1 {
+		return 0, -1, nil
+	}
+	res, err := stealScript.Run(ctx, s.rdb, keys, most, least).Int64Slice()
+	if err != nil {
+		return 0, -1, fmt.Errorf("steal tasks for slave %d: %w", s.slave, err)
+	}
+	if len(res) != 2 || res[1] < 0 || res[1] > int64(len(ids)) {
+		return 0, -1, fmt.Errorf("steal tasks for slave %d: unexpected reply %v", s.slave, res)
+	}
+	if res[0] == 0 {
+		return 0, -1, nil
+	}
+	return int(res[0]), ids[res[1]-1], nil
+}
+
 // Outcome is how a task ended.
 type Outcome struct {
 	// Task is the task's wire form, exactly as taken.

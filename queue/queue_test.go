@@ -385,3 +385,55 @@ func TestLeased_Take_concurrent(t *testing.T) {
 		t.Errorf("Depth = %+v, want 0 queued, %d in flight", d, tasks)
 	}
 }
+
+// TestSlaveQueue_Steal: a slave whose queue ran dry takes half of the
+// longest other queue, from its tail and in order, at most as many as it
+// asks for, and nothing from a queue shorter than the least it names; the
+// stolen tasks are then taken as first deliveries.
+func TestSlaveQueue_Steal(t *testing.T) {
+	f := newFixture(t, 1, 100)
+	short := f.push(t, 2, "short", 10)
+	thief := f.q.Slave(0)
+	moved, victim, err := thief.Steal(f.ctx, []int{0, 1, 2, 3}, 64, 20)
+	if err != nil || moved != 50 || victim != 1 {
+		t.Fatalf("steal = %d from %d, %v; want 50 from slave 1", moved, victim, err)
+	}
+	assertQueue(t, f, 0, f.tasks[50:])
+	assertQueue(t, f, 1, f.tasks[:50])
+	assertQueue(t, f, 2, short)
+
+	moved, victim, err = thief.Steal(f.ctx, []int{1, 2}, 10, 20)
+	if err != nil || moved != 10 || victim != 1 {
+		t.Fatalf("second steal = %d from %d, %v; want 10 from slave 1", moved, victim, err)
+	}
+	assertQueue(t, f, 0, append(append([]string{}, f.tasks[50:]...), f.tasks[40:50]...))
+
+	if moved, victim, err = f.q.Slave(3).Steal(f.ctx, []int{1, 2}, 64, 41); err != nil || moved != 0 || victim != -1 {
+		t.Errorf("steal from queues under the least = %d from %d, %v; want none", moved, victim, err)
+	}
+	if moved, _, err = thief.Steal(f.ctx, []int{0}, 64, 1); err != nil || moved != 0 {
+		t.Errorf("steal with no other slave = %d, %v; want none", moved, err)
+	}
+
+	ds, err := thief.Take(f.ctx, 100, time.Minute)
+	if err != nil || len(ds) != 60 {
+		t.Fatalf("take after the steals = %d, %v; want the 60 stolen", len(ds), err)
+	}
+	for _, d := range ds {
+		if d.Count != 1 {
+			t.Fatalf("stolen task taken as delivery %d, want 1: %s", d.Count, d.Entry)
+		}
+	}
+}
+
+// assertQueue checks slave's queued tasks, in order.
+func assertQueue(t *testing.T, f *fixture, slave int, want []string) {
+	t.Helper()
+	got, err := f.rdb.LRange(f.ctx, f.jk.Queue(slave), 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("slave %d's queue holds %d tasks, want %d, in order (first %.60q)", slave, len(got), len(want), got)
+	}
+}

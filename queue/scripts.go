@@ -47,4 +47,5 @@ var (
 	doneScript     = scripts.Load("lua/done.lua")
 	ackScript      = scripts.Load("lua/ack.lua")
 	moveScript     = scripts.Load("lua/handback.lua", "lua/move.lua")
+	stealScript    = scripts.Load("lua/steal.lua")
 )

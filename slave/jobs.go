@@ -33,6 +33,10 @@ type job struct {
 	// once that this slave handed their tasks on (render.go).
 	renderKinds map[string]bool
 	parked      sync.Once
+	// stealArmed says the last take of this job's queue got tasks: when
+	// it next runs dry, the slave steals from the longest queue once
+	// (steal.go). Read and written by the dispatcher alone.
+	stealArmed bool
 	// stopped ends when the job stops running here (client cancel asked to
 	// stop it, or it finished): its requests not yet sent are abandoned.
 	stopped context.Context

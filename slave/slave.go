@@ -246,7 +246,7 @@ func (s *Slave) takeTasks(ctx, drainCtx context.Context, room int) int {
 		if took >= room {
 			break
 		}
-		ds, err := j.queue.Take(ctx, room-took, s.opts.TaskLease)
+		ds, err := s.take(ctx, j, room-took)
 		if err != nil {
 			if ctx.Err() == nil {
 				s.log.Warn("take tasks", zap.String("job", j.name), zap.Error(err))

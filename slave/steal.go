@@ -1,0 +1,63 @@
+package slave
+
+import (
+	"context"
+
+	"go.uber.org/zap"
+
+	"github.com/crawler-dev/crawler/queue"
+)
+
+// take takes up to n tasks of j's queue. When the queue has run dry after
+// a take that got tasks, the slave first steals from the job's longest
+// queue (steal) and takes from what it stole: the slaves of a one-site
+// crawl, whose pages stall unevenly, then finish together, each using its
+// share of the site's slots to the end, instead of one working through its
+// backlog on its own share while the others wait with theirs.
+func (s *Slave) take(ctx context.Context, j *job, n int) ([]queue.Delivery, error) {
+	ds, err := j.queue.Take(ctx, n, s.opts.TaskLease)
+	if err != nil || len(ds) > 0 {
+		j.stealArmed = err == nil
+		return ds, err
+	}
+	if !j.stealArmed {
+		return nil, nil
+	}
+	j.stealArmed = false // one try a dry spell: an idle job costs no steals
+	if s.steal(ctx, j, n) == 0 {
+		return nil, nil
+	}
+	ds, err = j.queue.Take(ctx, n, s.opts.TaskLease)
+	j.stealArmed = err == nil && len(ds) > 0
+	return ds, err
+}
+
+// steal moves up to n queued tasks of j from the longest queue of the
+// other live slaves to this slave's own, if that queue holds more than a
+// slave holds for its fetchers (a shorter one is about to be worked off
+// by its own slave). Only queued tasks move, never ones in flight, and a
+// job with rendered kinds is left alone (its tasks go only to slaves that
+// render). It returns how many moved.
+func (s *Slave) steal(ctx context.Context, j *job, n int) int {
+	if len(j.renderKinds) > 0 {
+		return 0
+	}
+	table, err := s.registry.Snapshot(ctx)
+	if err != nil {
+		s.log.Debug("read the live slaves to steal from", zap.String("job", j.name), zap.Error(err))
+		return 0
+	}
+	ids := make([]int, len(table.Nodes))
+	for i, node := range table.Nodes {
+		ids[i] = node.ID
+	}
+	moved, victim, err := j.queue.Steal(ctx, ids, n, s.capacity())
+	if err != nil {
+		s.log.Warn("steal tasks", zap.String("job", j.name), zap.Error(err))
+		return 0
+	}
+	if moved > 0 {
+		s.log.Debug("stole tasks", zap.String("job", j.name), zap.Int("tasks", moved), zap.Int("from", victim))
+	}
+	return moved
+}
