@@ -14,15 +14,24 @@ import (
 	"github.com/crawler-dev/crawler/store"
 )
 
-// publishLoads publishes the slave's load for the status page every third
-// of its lease until ctx ends; each publication lives for two leases.
+// publishLoads publishes the slave's load for the status page until ctx
+// ends: every third of its lease while it changes, and once a lease while
+// it stays the same (an idle slave's), so an idle cluster costs Redis a
+// SET a lease per slave; each publication lives for two leases.
 func (s *Slave) publishLoads(ctx context.Context) {
 	f := feed.New(s.deps.Redis, s.deps.Keys)
 	t := time.NewTicker(s.opts.Lease / 3)
 	defer t.Stop()
+	var p loadPublication
 	for {
-		if err := f.PublishLoad(ctx, s.opts.ID, s.load(), 2*s.opts.Lease); err != nil && ctx.Err() == nil {
-			s.log.Debug("publish load", zap.Error(err))
+		if l, now := s.load(), time.Now(); p.due(l, now, s.opts.Lease) {
+			if err := f.PublishLoad(ctx, s.opts.ID, l, 2*s.opts.Lease); err != nil {
+				if ctx.Err() == nil {
+					s.log.Debug("publish load", zap.Error(err))
+				}
+			} else {
+				p = loadPublication{load: l, at: now}
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -30,6 +39,21 @@ func (s *Slave) publishLoads(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+// loadPublication is the load last published, and when.
+type loadPublication struct {
+	load feed.SlaveLoad
+	at   time.Time
+}
+
+// due reports whether l must be published at now: it is not the load last
+// published (its time of taking aside), or that one is a lease old.
+func (p loadPublication) due(l feed.SlaveLoad, now time.Time, lease time.Duration) bool {
+	a, b := l, p.load
+	same := a.Capacity == b.Capacity && a.MaxParked == b.MaxParked && a.Concurrency == b.Concurrency &&
+		a.Held == b.Held && a.Parked == b.Parked && a.Fetching == b.Fetching && slices.Equal(a.Hosts, b.Hosts)
+	return !same || p.at.IsZero() || now.Sub(p.at) >= lease
 }
 
 // load is what the slave holds now.

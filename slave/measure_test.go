@@ -93,3 +93,35 @@ func TestSlave_extractLimit(t *testing.T) {
 		t.Errorf("published load %+v (%v), want capacity 8 at concurrency 2", loads, err)
 	}
 }
+
+// TestLoadPublication_due: a load is published when it changes, and while
+// it stays the same (an idle slave's) only once a lease, so that it never
+// expires (it lives two leases) yet an idle slave costs a SET a lease.
+func TestLoadPublication_due(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	idle := feed.SlaveLoad{Capacity: 64, Concurrency: 16, At: t0}
+	var p loadPublication
+	if !p.due(idle, t0, 5*time.Second) {
+		t.Error("the first load is not published")
+	}
+	p = loadPublication{load: idle, at: t0}
+	later := idle
+	later.At = t0.Add(2 * time.Second)
+	if p.due(later, t0.Add(2*time.Second), 5*time.Second) {
+		t.Error("the same load is published again within a lease")
+	}
+	if !p.due(later, t0.Add(5*time.Second), 5*time.Second) {
+		t.Error("the same load is not published again after a lease: it would expire")
+	}
+	busy := later
+	busy.Held, busy.Hosts = 3, []feed.HostLoad{{Host: "example.com", Held: 3}}
+	if !p.due(busy, t0.Add(time.Second), 5*time.Second) {
+		t.Error("a changed load waits for the lease")
+	}
+	p = loadPublication{load: busy, at: t0.Add(time.Second)}
+	moved := busy
+	moved.Hosts = []feed.HostLoad{{Host: "example.com", Held: 2}}
+	if !p.due(moved, t0.Add(2*time.Second), 5*time.Second) {
+		t.Error("a load whose hosts changed is not published")
+	}
+}
