@@ -89,9 +89,11 @@ func (f *Filter) Admit(ctx context.Context, b Batch) (Result, error) {
 		return Result{AlreadyApplied: true}, nil
 	}
 	var started []string
-	for i, q := range queueKeys(passed(b, p)) {
-		if i < len(rep.started) && rep.started[i] == '1' {
-			started = append(started, q)
+	if strings.Contains(rep.started, "1") { // most pushes find their queue holding tasks
+		for i, q := range queueKeys(passed(b, p)) {
+			if i < len(rep.started) && rep.started[i] == '1' {
+				started = append(started, q)
+			}
 		}
 	}
 	return Result{New: p.merge(make([]bool, 0, len(fps)), len(fps), rep.flags, false), Started: started}, nil
