@@ -46,9 +46,8 @@ func openTab(in *instance) (*tab, error) {
 // serve hands each paused request to the rendering in progress, each on a
 // goroutine of its own (admitting one may wait for the host's budget),
 // and fails those that come between renderings: the browser's own late
-// requests for a page already rendered (its favicon) would otherwise stay
-// paused until interception is switched off, and then go to the network
-// directly, past the fetch path and its proxy.
+// requests for a page already rendered (its favicon) must not reach the
+// network but through the fetch path and its proxy.
 func (t *tab) serve(events iter.Seq2[cdpfetch.EventRequestPaused, error]) {
 	for ev, err := range events {
 		if err != nil {
@@ -78,14 +77,15 @@ func (t *tab) attach(ic *interceptor) {
 	t.current = ic
 }
 
-// reset leaves the tab blank, without the last page's cookies or
-// interception, for the next rendering; false when it cannot.
+// reset leaves the tab blank, without the last page's cookies, for the
+// next rendering; false when it cannot. Interception stays on for the
+// tab's life: a request the browser makes between renderings (the last
+// page's favicon, asked for after its load) is paused and failed (serve),
+// where with interception off it would go to the network directly, past
+// the fetch path and its proxy.
 func (t *tab) reset() bool {
 	ctx, cancel := context.WithTimeout(t.ctx, 5*time.Second)
 	defer cancel()
-	if _, err := chromedp.Call(ctx, cdpfetch.Disable, cdp.Empty{}); err != nil {
-		return false
-	}
 	// Leave the page (its timers and requests stop); the next rendering's
 	// navigation waits for its own load, so this one need not.
 	if _, err := chromedp.Call(ctx, page.Navigate, page.NavigateParams{URL: "about:blank"}); err != nil {
