@@ -22,6 +22,8 @@
 //	                                          (1xx..5xx), or timeout/error when there was none
 //	crawler_fetch_bytes_total{host}           body bytes of the pages fetched
 //	crawler_retries_total                     fetches tried again after a transient failure
+//	crawler_tasks_stolen_total                queued tasks a slave whose queue ran dry took from
+//	                                          the job's longest other queue
 //	crawler_failures_total{kind}              pages given up, by the caller's kind of failure
 //	crawler_dedup_urls_total{job,result}      URLs checked by the dupefilter; result new|duplicate
 //	crawler_recrawl_pages_total{job,result}   detail pages stored, by what the visit found; result

@@ -34,6 +34,7 @@ type families struct {
 	fetchInFlight    *prometheus.GaugeVec
 	extractDuration  *prometheus.HistogramVec
 	retries          *prometheus.CounterVec
+	stolen           *prometheus.CounterVec
 	failures         *prometheus.CounterVec
 	dedupURLs        *prometheus.CounterVec
 	politenessWaits  *prometheus.CounterVec
@@ -67,6 +68,8 @@ func newFamilies() *families {
 			extractBuckets, node(labelResult)),
 		retries: counter("crawler_retries_total",
 			"Fetches tried again after a transient failure.", node()),
+		stolen: counter("crawler_tasks_stolen_total",
+			"Queued tasks a slave whose queue ran dry took from the longest other queue of the job.", node()),
 		failures: counter("crawler_failures_total",
 			"Pages given up, by kind of failure.", node(labelKind)),
 		dedupURLs: counter("crawler_dedup_urls_total",
@@ -115,7 +118,7 @@ func histogram(name, help string, buckets []float64, labels []string) *prometheu
 // collectors lists the vectors for registration.
 func (f *families) collectors() []prometheus.Collector {
 	return []prometheus.Collector{f.fetchPages, f.fetchBytes, f.fetchDuration, f.fetchInFlight, f.extractDuration, f.retries,
-		f.failures, f.dedupURLs, f.politenessWaits, f.politenessWaited, f.robotsDisallowed, f.robotsFetches, f.recrawlPages,
+		f.stolen, f.failures, f.dedupURLs, f.politenessWaits, f.politenessWaited, f.robotsDisallowed, f.robotsFetches, f.recrawlPages,
 		f.redisCommands, f.redisErrors, f.redisRoundTrip, f.redisDials, f.nearEntries, f.nearBytes, f.renderDuration,
 		f.browserRestarts}
 }

@@ -38,6 +38,8 @@ func TestServe_scrape(t *testing.T) {
 	slave.Retried(2)
 	slave.Retried(1)
 	slave.Retried(0)
+	slave.Stole(4)
+	slave.Stole(0)
 	slave.Failed("http")
 	slave.Failed("http")
 	slave.Failed("extract")
@@ -77,6 +79,7 @@ func TestServe_scrape(t *testing.T) {
 	})
 	t.Run("retries and failures", func(t *testing.T) {
 		m.expect(t, 3, "crawler_retries_total", s3...)
+		m.expect(t, 4, "crawler_tasks_stolen_total", s3...)
 		m.expect(t, 2, "crawler_failures_total", at("kind=http")...)
 		m.expect(t, 1, "crawler_failures_total", at("kind=extract")...)
 	})

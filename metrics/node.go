@@ -13,6 +13,7 @@ type Node struct {
 	nearDup    *NearDup
 	redis      *RedisHook
 	retries    prometheus.Counter
+	stolen     prometheus.Counter
 	extract    prometheus.ObserverVec
 	failures   *bounded[prometheus.Counter]
 	recrawl    *Recrawl
@@ -31,6 +32,7 @@ func newNode(r *Registry, labels prometheus.Labels) *Node {
 		redis:      newRedisHook(r, labels),
 		recrawl:    newRecrawl(r, labels),
 		retries:    f.retries.With(labels),
+		stolen:     f.stolen.With(labels),
 		extract:    f.extractDuration.MustCurryWith(labels),
 		render:     f.renderDuration.MustCurryWith(labels),
 		failures: newBounded(r.kinds, func(kind string) prometheus.Counter {
@@ -95,6 +97,15 @@ func (n *Node) Retried(retries int) {
 		return
 	}
 	n.retries.Add(float64(retries))
+}
+
+// Stole counts tasks a slave whose queue ran dry took from another
+// slave's queue.
+func (n *Node) Stole(tasks int) {
+	if n == nil || tasks <= 0 {
+		return
+	}
+	n.stolen.Add(float64(tasks))
 }
 
 // Failed counts one page given up, under a kind the caller names from a

@@ -5,6 +5,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/crawler-dev/crawler/metrics"
 	"github.com/crawler-dev/crawler/queue"
 )
 
@@ -57,6 +58,7 @@ func (s *Slave) steal(ctx context.Context, j *job, n int) int {
 		return 0
 	}
 	if moved > 0 {
+		s.deps.Metrics.Node(metrics.RoleSlave, s.opts.ID).Stole(moved)
 		s.log.Debug("stole tasks", zap.String("job", j.name), zap.Int("tasks", moved), zap.Int("from", victim))
 	}
 	return moved

@@ -9,6 +9,7 @@ import (
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
 	"github.com/crawler-dev/crawler/membership"
+	"github.com/crawler-dev/crawler/metrics"
 )
 
 // TestSlave_stealsFromTheLongestQueue: a slave whose queue ran dry takes
@@ -34,23 +35,27 @@ func TestSlave_stealsFromTheLongestQueue(t *testing.T) {
 	}
 
 	// slave 1 is live but takes nothing
-	reg, err := membership.New(rdb, keys, membership.Options{Lease: membership.DefaultLease, MaxSlaves: DefaultOptions().MaxSlaves})
+	members, err := membership.New(rdb, keys, membership.Options{Lease: membership.DefaultLease, MaxSlaves: DefaultOptions().MaxSlaves})
 	if err != nil {
 		t.Fatal(err)
 	}
 	aliveCtx, stopAlive := context.WithCancel(ctx)
 	defer stopAlive()
 	go func() {
-		_ = reg.KeepAlive(aliveCtx, cluster.NodeInfo{ID: 1, Weight: 1, Host: "test", Concurrency: 2, Token: "not-taking"})
+		_ = members.KeepAlive(aliveCtx, cluster.NodeInfo{ID: 1, Weight: 1, Host: "test", Concurrency: 2, Token: "not-taking"})
 	}()
 	testenv.Eventually(t, 10*time.Second, "slave 1 is live", func() bool {
-		table, err := reg.Snapshot(ctx)
+		table, err := members.Snapshot(ctx)
 		return err == nil && len(table.Nodes) == 1
 	})
 
+	reg, err := metrics.New(metrics.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := DefaultOptions()
 	opts.Concurrency = 2 // holds 8: it steals while slave 1 has 8 or more queued
-	runSlave(t, ctx, opts, Deps{Redis: rdb, Keys: keys, Store: jsonlStore(t)})
+	runSlave(t, ctx, opts, Deps{Redis: rdb, Keys: keys, Store: jsonlStore(t), Metrics: reg})
 	hold := 4 * opts.Concurrency
 	testenv.Eventually(t, 45*time.Second, "slave 0 stole and stored all but what a slave holds", func() bool {
 		st := rdb.HGetAll(ctx, jk.Stats()).Val()
@@ -65,7 +70,25 @@ func TestSlave_stealsFromTheLongestQueue(t *testing.T) {
 	if n := rdb.LLen(ctx, jk.Queue(0)).Val() + rdb.ZCard(ctx, jk.Inflight(0)).Val(); n != 0 {
 		t.Errorf("%d tasks left on slave 0", n)
 	}
+	if got, want := stolenMetric(t, reg), queued-rdb.LLen(ctx, jk.Queue(1)).Val(); got != float64(want) {
+		t.Errorf("crawler_tasks_stolen_total = %v, want the %d moved", got, want)
+	}
 	if n := rdb.LLen(ctx, idle.Queue(1)).Val(); n != queued {
 		t.Errorf("%d of the idle job's %d tasks left on slave 1: slave 0 stole from a job it had no task of", n, queued)
 	}
+}
+
+// stolenMetric reads slave 0's crawler_tasks_stolen_total.
+func stolenMetric(t *testing.T, reg *metrics.Registry) float64 {
+	t.Helper()
+	mfs, err := reg.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if ms := mf.GetMetric(); mf.GetName() == "crawler_tasks_stolen_total" && len(ms) == 1 {
+			return ms[0].GetCounter().GetValue()
+		}
+	}
+	return 0
 }
