@@ -426,6 +426,19 @@ func TestSlaveQueue_Steal(t *testing.T) {
 	}
 }
 
+// TestSlaveQueue_StealMany: a steal of more tasks than one unpack takes
+// (about 8,000) moves them all, in order. Pushed at once, they failed the
+// script after its RPOP, which Redis keeps: every one of them was lost.
+func TestSlaveQueue_StealMany(t *testing.T) {
+	f := newFixture(t, 5, 20000)
+	moved, victim, err := f.q.Slave(6).Steal(f.ctx, []int{5}, 20000, 1)
+	if err != nil || moved != 10000 || victim != 5 {
+		t.Fatalf("steal = %d from %d, %v; want 10000 from slave 5", moved, victim, err)
+	}
+	assertQueue(t, f, 6, f.tasks[10000:])
+	assertQueue(t, f, 5, f.tasks[:10000])
+}
+
 // assertQueue checks slave's queued tasks, in order.
 func assertQueue(t *testing.T, f *fixture, slave int, want []string) {
 	t.Helper()

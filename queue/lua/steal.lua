@@ -17,9 +17,14 @@ if victim == 0 or longest < least or most < 1 then
   return {0, 0}
 end
 local popped = redis.call('RPOP', KEYS[victim], math.min(most, math.ceil(longest / 2)))
-local tasks = {}
-for i = #popped, 1, -1 do
-  tasks[#tasks + 1] = popped[i]
+-- pushed back in their order, 500 at a time: unpack fails past a few
+-- thousand values, and a script that fails after the RPOP keeps the RPOP
+local CHUNK = 500
+for last = #popped, 1, -CHUNK do
+  local tasks = {}
+  for i = last, math.max(last - CHUNK + 1, 1), -1 do
+    tasks[#tasks + 1] = popped[i]
+  end
+  redis.call('RPUSH', KEYS[1], unpack(tasks))
 end
-redis.call('RPUSH', KEYS[1], unpack(tasks))
-return {#tasks, victim}
+return {#popped, victim}
