@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"net/url"
+	"reflect"
 	"slices"
 	"time"
 
@@ -50,10 +51,9 @@ type loadPublication struct {
 // due reports whether l must be published at now: it is not the load last
 // published (its time of taking aside), or that one is a lease old.
 func (p loadPublication) due(l feed.SlaveLoad, now time.Time, lease time.Duration) bool {
-	a, b := l, p.load
-	same := a.Capacity == b.Capacity && a.MaxParked == b.MaxParked && a.Concurrency == b.Concurrency &&
-		a.Held == b.Held && a.Parked == b.Parked && a.Fetching == b.Fetching && slices.Equal(a.Hosts, b.Hosts)
-	return !same || p.at.IsZero() || now.Sub(p.at) >= lease
+	last := p.load
+	last.At = l.At // every field but when it was taken, new ones included
+	return !reflect.DeepEqual(l, last) || p.at.IsZero() || now.Sub(p.at) >= lease
 }
 
 // load is what the slave holds now.

@@ -1,6 +1,8 @@
 package slave
 
 import (
+	dto "github.com/prometheus/client_model/go"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +20,7 @@ import (
 	"github.com/crawler-dev/crawler/canon"
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/metrics"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -192,4 +195,20 @@ func failureRecords(t *testing.T, items *store.JSONL, path string) map[string]st
 		out[f.URL] = f
 	}
 	return out
+}
+
+// metricFamily gathers reg and returns the family name, or an empty one
+// when it has no series.
+func metricFamily(t *testing.T, reg *metrics.Registry, name string) *dto.MetricFamily {
+	t.Helper()
+	mfs, err := reg.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return mf
+		}
+	}
+	return &dto.MetricFamily{}
 }

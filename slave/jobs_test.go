@@ -43,7 +43,7 @@ func TestJobSet_forgetsStoppedJobs(t *testing.T) {
 		t.Fatalf("cached %v, want a and b", s.byName)
 	}
 	near.Set("a", 10, 1000) // as the committer does
-	if n := mirrorSeries(t, reg); n != 1 {
+	if n := len(metricFamily(t, reg, "crawler_neardup_mirror_bytes").GetMetric()); n != 1 {
 		t.Fatalf("%d mirror series, want a's", n)
 	}
 	rdb.HSet(ctx, a.State(), cluster.StateField, cluster.StateFinished)
@@ -53,7 +53,7 @@ func TestJobSet_forgetsStoppedJobs(t *testing.T) {
 	if _, held := s.byName["a"]; held || len(s.running) != 1 {
 		t.Fatalf("after a finished: cached %v, running %d", s.byName, len(s.running))
 	}
-	if mirrorSeries(t, reg) != 0 {
+	if len(metricFamily(t, reg, "crawler_neardup_mirror_bytes").GetMetric()) != 0 {
 		t.Error("a's near-duplicate mirror is still reported after it finished")
 	}
 	rdb.HSet(ctx, a.State(), cluster.StateField, cluster.StateRunning)
@@ -63,19 +63,4 @@ func TestJobSet_forgetsStoppedJobs(t *testing.T) {
 	if again := s.byName["a"]; again == nil || again == first {
 		t.Fatalf("a runs again: cached %p, was %p; want a fresh job", again, first)
 	}
-}
-
-// mirrorSeries counts the crawler_neardup_mirror_bytes series of reg.
-func mirrorSeries(t *testing.T, reg *metrics.Registry) int {
-	t.Helper()
-	mfs, err := reg.Gatherer().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() == "crawler_neardup_mirror_bytes" {
-			return len(mf.GetMetric())
-		}
-	}
-	return 0
 }

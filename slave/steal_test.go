@@ -70,25 +70,11 @@ func TestSlave_stealsFromTheLongestQueue(t *testing.T) {
 	if n := rdb.LLen(ctx, jk.Queue(0)).Val() + rdb.ZCard(ctx, jk.Inflight(0)).Val(); n != 0 {
 		t.Errorf("%d tasks left on slave 0", n)
 	}
-	if got, want := stolenMetric(t, reg), queued-rdb.LLen(ctx, jk.Queue(1)).Val(); got != float64(want) {
-		t.Errorf("crawler_tasks_stolen_total = %v, want the %d moved", got, want)
+	stolen := metricFamily(t, reg, "crawler_tasks_stolen_total").GetMetric()
+	if want := queued - rdb.LLen(ctx, jk.Queue(1)).Val(); len(stolen) != 1 || stolen[0].GetCounter().GetValue() != float64(want) {
+		t.Errorf("crawler_tasks_stolen_total = %v, want one series of the %d moved", stolen, want)
 	}
 	if n := rdb.LLen(ctx, idle.Queue(1)).Val(); n != queued {
 		t.Errorf("%d of the idle job's %d tasks left on slave 1: slave 0 stole from a job it had no task of", n, queued)
 	}
-}
-
-// stolenMetric reads slave 0's crawler_tasks_stolen_total.
-func stolenMetric(t *testing.T, reg *metrics.Registry) float64 {
-	t.Helper()
-	mfs, err := reg.Gatherer().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if ms := mf.GetMetric(); mf.GetName() == "crawler_tasks_stolen_total" && len(ms) == 1 {
-			return ms[0].GetCounter().GetValue()
-		}
-	}
-	return 0
 }
