@@ -6,7 +6,8 @@
 // near-duplicate articles, pages that are gone (404) and pages that fail
 // once (503) before working; and, when asked (Options.DisallowEvery,
 // Options.PDFEvery), a robots.txt disallowing some detail pages and detail
-// pages that are PDFs. It knows what a correct crawl must store (Expected)
+// pages that are PDFs; and a redirect loop linked as an item
+// (Options.RedirectLoop). It knows what a correct crawl must store (Expected)
 // and count (Tally), so tests can check every item and every counter. A
 // benchmark spreads it over several hosts
 // (Options.FirstID gives each its own range of pages), slows it down

@@ -59,6 +59,10 @@ type Options struct {
 	// Stall is how long a stalling page waits before it answers (default
 	// 1s).
 	Stall time.Duration
+	// RedirectLoop makes every list page link /loop/1 among its items, as
+	// it links detail pages, and serves a loop of 302s there: /loop/1 →
+	// /loop/2 → /loop/3 → /loop/1. A crawl fails it, with a reason.
+	RedirectLoop bool
 }
 
 func (o *Options) applyDefaults() {
@@ -143,6 +147,8 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveList(w, r)
 	case strings.HasPrefix(r.URL.Path, "/detail/"):
 		s.serveDetail(w, r)
+	case strings.HasPrefix(r.URL.Path, "/loop/") && s.opts.RedirectLoop:
+		s.serveLoop(w, r)
 	case r.URL.Path == "/robots.txt" && s.opts.DisallowEvery > 0:
 		s.serveRobots(w)
 	default:
@@ -183,6 +189,9 @@ func (s *Site) serveList(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(&b, "<!doctype html><html><head><title>News, page %d</title></head><body>\n<ul class=\"items\">\n", n)
 	for i, id := range s.detailsOn(n) {
 		fmt.Fprintf(&b, "<li class=\"item\"><a href=\"%s\">Item %d</a></li>\n", html.EscapeString(variant(r, id, i+n)), id)
+	}
+	if s.opts.RedirectLoop {
+		b.WriteString("<li class=\"item\"><a href=\"/loop/1\">Going round</a></li>\n")
 	}
 	// An offsite ad among the items: counted as offsite, never fetched.
 	fmt.Fprintf(&b, "<li class=\"item sponsored\"><a href=\"https://ads.example.net/click?page=%d\">ad</a></li>\n</ul>\n", n)
@@ -344,4 +353,17 @@ func (s *Site) failFirst(id, n int) bool {
 	}
 	s.flaky[id]++
 	return true
+}
+
+// loopLength is the number of pages in the redirect loop.
+const loopLength = 3
+
+// serveLoop answers /loop/N with a 302 to the next page of the loop.
+func (s *Site) serveLoop(w http.ResponseWriter, r *http.Request) {
+	n, ok := pathID(r.URL.Path, "/loop/")
+	if !ok || n > loopLength {
+		http.NotFound(w, r)
+		return
+	}
+	http.Redirect(w, r, "/loop/"+strconv.Itoa(n%loopLength+1), http.StatusFound)
 }

@@ -456,3 +456,37 @@ func mustParse(t *testing.T, raw string) *url.URL {
 	}
 	return u
 }
+
+// TestSite_RedirectLoop: with Options.RedirectLoop every list page links
+// /loop/1 as an item, the loop goes round in 302s, and Tally counts its
+// links discovered and the loop failed; without it there is no loop.
+func TestSite_RedirectLoop(t *testing.T) {
+	opts := Options{Details: 40, PerPage: 10, Overlap: -1, GoneEvery: -1, FlakyEvery: -1, RedirectLoop: true}
+	s, srv := serve(t, opts)
+	_, details, _ := crawl(t, srv)
+	if details["/loop/1"] != s.ListPages() {
+		t.Errorf("/loop/1 linked %d times, want once per list page (%d)", details["/loop/1"], s.ListPages())
+	}
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for from, to := range map[string]string{"/loop/1": "/loop/2", "/loop/2": "/loop/3", "/loop/3": "/loop/1"} {
+		resp, err := noFollow.Get(srv.URL + from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != to {
+			t.Errorf("%s answers %d to %q, want 302 to %s", from, resp.StatusCode, resp.Header.Get("Location"), to)
+		}
+	}
+	opts.RedirectLoop = false
+	plain := New(opts).Tally()
+	want := plain
+	want.Discovered, want.Failed, want.Duplicates = plain.Discovered+s.ListPages(), plain.Failed+1, plain.Duplicates+s.ListPages()-1
+	if got := s.Tally(); got != want {
+		t.Errorf("Tally with the loop = %+v, want %+v", got, want)
+	}
+	_, plainSrv := serve(t, opts)
+	if resp, _ := get(t, plainSrv.URL+"/loop/1"); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("/loop/1 without RedirectLoop answers %d, want 404", resp.StatusCode)
+	}
+}

@@ -16,7 +16,8 @@ type Tally struct {
 	Discovered int
 	// Stored is the detail pages stored as items.
 	Stored int
-	// Failed is the detail pages recorded as failed: the gone ones (404).
+	// Failed is the detail pages recorded as failed: the gone ones (404),
+	// and the redirect loop (Options.RedirectLoop).
 	Failed int
 	// SkippedNotHTML is the PDF detail pages: skipped, kind not_html.
 	SkippedNotHTML int
@@ -52,6 +53,10 @@ func (s *Site) Tally() Tally {
 		case NotHTML:
 			t.SkippedNotHTML++
 		}
+	}
+	if s.opts.RedirectLoop { // every list page links the loop; it fails once
+		t.Discovered += s.ListPages()
+		t.Failed++
 	}
 	t.Duplicates = t.Discovered - t.Stored - t.Failed - t.SkippedNotHTML
 	return t
