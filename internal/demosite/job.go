@@ -23,7 +23,8 @@ type Job struct {
 	// AllowedDomains are the hosts followed; empty means the seeds' hosts.
 	AllowedDomains []string
 	// PerHostRPS and PerHostConcurrency are the job's politeness budget
-	// per host.
+	// per host; zero leaves each out of the file, to the job file's
+	// defaults.
 	PerHostRPS         float64
 	PerHostConcurrency int
 	// Capacity is the dupefilter's capacity per time slice.
@@ -31,7 +32,7 @@ type Job struct {
 }
 
 // YAML renders the job file: the demo site's link and field rules, its
-// seeds and domains, two retries, and the politeness budget.
+// seeds and domains, two retries, and the politeness budget it sets.
 func (j Job) YAML() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "name: %s\nseeds: %s\n", j.Name, flowList(j.Seeds))
@@ -48,9 +49,13 @@ fields:
   image: {css: "img.main", attr: src}
 dedup: {window: 168h, granularity: 24h, capacity: %d, error_rate: 0.001}
 max_retries: 2
-per_host_rps: %g
-per_host_concurrency: %d
-`, j.Capacity, j.PerHostRPS, j.PerHostConcurrency)
+`, j.Capacity)
+	if j.PerHostRPS != 0 {
+		fmt.Fprintf(&b, "per_host_rps: %g\n", j.PerHostRPS)
+	}
+	if j.PerHostConcurrency != 0 {
+		fmt.Fprintf(&b, "per_host_concurrency: %d\n", j.PerHostConcurrency)
+	}
 	return b.String()
 }
 

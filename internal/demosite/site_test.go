@@ -367,6 +367,15 @@ func TestJob_YAML(t *testing.T) {
 	if !spec.AllowsHost("127.0.0.2") || spec.AllowsHost("127.0.0.3") {
 		t.Errorf("allowed domains not as given: %v", spec.AllowedDomains)
 	}
+	j.PerHostRPS, j.PerHostConcurrency = 0, 0
+	if strings.Contains(j.YAML(), "per_host") {
+		t.Errorf("a job with no budget of its own sets one:\n%s", j.YAML())
+	}
+	def := cluster.DefaultJobSpec()
+	if spec, err := cluster.ParseJobSpec(strings.NewReader(j.YAML())); err != nil || spec.PerHostRPS != def.PerHostRPS ||
+		spec.PerHostConcurrency != def.PerHostConcurrency {
+		t.Errorf("a job with no budget of its own = %+v, %v; want the job file's defaults", spec, err)
+	}
 }
 
 // TestSite_robotsAndPDF: with DisallowEvery, robots.txt disallows exactly
