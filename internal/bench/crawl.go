@@ -238,6 +238,15 @@ func crawlOnce(ctx context.Context, opts CrawlOptions, slaves int) (CrawlResult,
 // crawls the job of that name and job file with them and measures it; the
 // processes and their keys are gone when it returns.
 func crawlJob(ctx context.Context, opts CrawlOptions, slaves int, name, yaml string) (res CrawlResult, err error) {
+	return crawlJobThen(ctx, opts, slaves, name, yaml, nil)
+}
+
+// crawlJobThen is crawlJob, calling then, when set, once the job is
+// finished and measured, with the processes' working directory (their item
+// files, failure files and logs), before the processes stop and the
+// directory is removed.
+func crawlJobThen(ctx context.Context, opts CrawlOptions, slaves int, name, yaml string,
+	then func(dir string) error) (res CrawlResult, err error) {
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 	meter, err := newRedisMeter(opts.RedisURL, opts.scripts)
@@ -257,6 +266,9 @@ func crawlJob(ctx context.Context, opts CrawlOptions, slaves int, name, yaml str
 	}
 	res, err = measureCrawl(ctx, meter, cl, name, yaml)
 	res.Slaves = slaves
+	if err == nil && then != nil {
+		err = then(cl.dir)
+	}
 	return res, err
 }
 
