@@ -1,6 +1,6 @@
 // Command crawler-bench measures the crawler: the dupefilter, the
 // assigner, crawls of real master and slave processes, the one-site
-// comparison with colly, the crawl model of page kinds beside two kinds,
+// comparison with colly, many sites at once on the politeness defaults, the crawl model of page kinds beside two kinds,
 // an idle cluster, memory, the proxy pool, and
 // the report that writes docs/benchmarks.md (`make bench`).
 //
@@ -44,6 +44,7 @@ func newRootCmd() *cobra.Command {
   crawler-bench dedup --redis redis://127.0.0.1:6379/0 --format md
   crawler-bench assign --slots 64 --slaves 10 --keys 1000000
   crawler-bench crawl --details 4000 --slaves 1,2,4,8 --hosts 8
+  crawler-bench hosts --hosts 40,120 --redis-server redis-server  # many sites on the job file's politeness defaults
   crawler-bench kinds --pages 4000                           # the shop with page kinds beside two kinds
   crawler-bench render --pages 200 --tabs 1,2,4             # rendered pages beside plain fetches
   crawler-bench report -o docs/benchmarks.md     # all of them, each on a Redis of its own (make bench)`,
@@ -52,7 +53,8 @@ func newRootCmd() *cobra.Command {
 	root.PersistentFlags().StringVar(&crawlerFlag, "crawler", "",
 		"the crawler executable the benchmarks start as masters and slaves (default: crawler beside this binary, else on $PATH)")
 	root.AddCommand(newBenchDedupCmd(), newBenchAssignCmd(), newBenchCrawlCmd(), newBenchProxyCmd(),
-		newBenchIdleCmd(), newBenchMemoryCmd(), newBenchRoundTripsCmd(), newBenchReportCmd(), newBenchSiteCmd(), newBenchKindsCmd(), newBenchRenderCmd())
+		newBenchIdleCmd(), newBenchMemoryCmd(), newBenchRoundTripsCmd(), newBenchReportCmd(), newBenchSiteCmd(), newBenchKindsCmd(), newBenchRenderCmd(),
+		newBenchHostsCmd())
 	return root
 }
 
