@@ -17,11 +17,12 @@ func newBenchReportCmd() *cobra.Command {
 		Use:   "report",
 		Short: "Run every benchmark and write docs/benchmarks.md: the machine, the goals, the commands and the tables",
 		Long: `report runs bench dedup (at each --dedup-n), bench assign, bench crawl at 0 and
-200 ms latency for 1 to 8 slaves, bench idle and bench memory, each on a Redis
-of its own started from --redis-server, and writes one Markdown document: the
-machine (CPU, cores, memory, kernel, Go and Redis versions), the goals beside
-what was measured, and each benchmark's command line and tables. It takes
-about 10 minutes on 2 cores; --quick makes every benchmark small, to try it.`,
+200 ms latency for 1 to 8 slaves, bench hosts at 40, 120 and 1,000 sites,
+bench idle and bench memory (among others), each on a Redis of its own
+started from --redis-server, and writes one Markdown document: the machine
+(CPU, cores, memory, kernel, Go and Redis versions), the goals beside what
+was measured, and each benchmark's command line and tables. It takes about
+15 minutes on 2 cores; --quick makes every benchmark small, to try it.`,
 		Example: `  crawler-bench report -o docs/benchmarks.md
   crawler-bench report --quick -o /tmp/benchmarks.md`,
 		Args:         cobra.NoArgs,

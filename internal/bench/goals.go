@@ -34,6 +34,9 @@ func (r *report) goals() Table {
 	if r.site != nil {
 		r.site.addSiteGoals(&t)
 	}
+	if r.hosts != nil {
+		r.hosts.addHostsGoals(&t)
+	}
 	for _, c := range r.crawls {
 		r.perPageGoals(&t, c)
 	}

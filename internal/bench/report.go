@@ -40,6 +40,9 @@ type ReportOptions struct {
 	// Render is the rendering benchmark, rendered pages beside plain
 	// fetches; nil skips it.
 	Render *RenderOptions
+	// Hosts are the many-host benchmark's runs, one section and one table
+	// for all of them; none skips it.
+	Hosts []HostsOptions
 	// Progress, when set, receives a line as each benchmark starts.
 	Progress io.Writer
 }
@@ -52,7 +55,9 @@ type ReportOptions struct {
 // host's list pages from the first (as on a real site), 100 links a list
 // page so that the site's chain of list pages is not what limits them;
 // one more runs them at concurrency 128 (1-4 slaves), a cluster under
-// load, where what costs by the round trip is shared by more pages.
+// load, where what costs by the round trip is shared by more pages. The
+// many-host section crawls 40, 120 and 1,000 sites on the politeness
+// defaults (defaultReportHosts), a few minutes more.
 func DefaultReportOptions() ReportOptions {
 	zero, slow, issue9 := DefaultCrawlOptions(), DefaultCrawlOptions(), DefaultCrawlOptions()
 	zero.Details, zero.Slaves, zero.Hosts = 20_000, []int{1, 2, 4, 8}, 8
@@ -68,8 +73,17 @@ func DefaultReportOptions() ReportOptions {
 		RedisServer: "redis-server", RedisURL: "redis://127.0.0.1:6379/0", Site: &site, Kinds: &kinds, Render: &rendering,
 		DedupN: []int{1_000_000, 10_000_000}, Dedup: DedupOptions{Duration: 10 * time.Second},
 		Assign: AssignOptions{Keys: 1_000_000}, Crawls: []CrawlOptions{zero, slow, issue9, loaded},
-		Idle: DefaultIdleOptions(), Memory: DefaultMemoryOptions(),
+		Idle: DefaultIdleOptions(), Memory: DefaultMemoryOptions(), Hosts: defaultReportHosts(),
 	}
+}
+
+// defaultReportHosts are the many-host rows of the report: 40, 120 and
+// 1,000 sites at 3 slaves, and 120 at 1 and at 8 slaves (issue 28's goal
+// is flat from 1 to 8).
+func defaultReportHosts() []HostsOptions {
+	bySites, bySlaves := DefaultHostsOptions(), DefaultHostsOptions()
+	bySlaves.Hosts, bySlaves.Slaves = []int{120}, []int{1, 8}
+	return []HostsOptions{bySites, bySlaves}
 }
 
 // QuickReportOptions are a small report, to try the generator in a minute.
@@ -84,6 +98,8 @@ func QuickReportOptions() ReportOptions {
 	o.Site.Details, o.Site.Rounds, o.Site.Latencies = 400, 1, []time.Duration{0}
 	o.Kinds.Pages, o.Kinds.Rounds = 400, 1
 	o.Render.Pages, o.Render.Tabs = 5, []int{1}
+	o.Hosts = o.Hosts[:1]
+	o.Hosts[0].Hosts, o.Hosts[0].Slaves, o.Hosts[0].DetailsPerHost, o.Hosts[0].ListPages = []int{8}, []int{1, 3}, 26, 2
 	return o
 }
 
@@ -97,6 +113,7 @@ type report struct {
 	memory  *MemoryResult
 	site    *SiteReport
 	kinds   *KindsReport
+	hosts   *HostsReport
 	scripts *scriptNames
 	redis   string // the Redis version
 }
@@ -107,7 +124,7 @@ func Report(ctx context.Context, w io.Writer, opts ReportOptions) error {
 	r := &report{opts: opts, scripts: newScriptNames()}
 	var body strings.Builder
 	r.w = &body
-	for _, section := range []func(context.Context) error{r.oneSite, r.dedup, r.assign, r.crawl, r.kindsCost, r.renderCost, r.roundTrips, r.idleCost, r.memoryCheck} {
+	for _, section := range []func(context.Context) error{r.oneSite, r.manyHosts, r.dedup, r.assign, r.crawl, r.kindsCost, r.renderCost, r.roundTrips, r.idleCost, r.memoryCheck} {
 		if err := section(ctx); err != nil {
 			return err
 		}
