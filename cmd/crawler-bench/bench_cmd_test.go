@@ -31,6 +31,10 @@ func TestBenchCommands_flagErrors(t *testing.T) {
 		{newBenchSiteCmd, []string{"--rounds", "0"}, "--rounds: 0 is outside 1..100"},
 		{newBenchKindsCmd, []string{"--pages", "0"}, "--pages: 0 is outside 1..1000000"},
 		{newBenchKindsCmd, []string{"--per-page", "0"}, "--per-page: 0 is outside 1..10000"},
+		{newBenchHostsCmd, []string{"--hosts", "40,20000"}, "--hosts: 20000 is outside 1..10000"},
+		{newBenchHostsCmd, []string{"--list-pages", "200"}, "--list-pages: 200 is outside 1..DetailsPerHost (130)"},
+		{newBenchHostsCmd, []string{"--busy-loops", "-1"}, "--busy-loops: -1 is outside 0..64"},
+		{newBenchHostsCmd, []string{"--format", "x"}, "--format: x is not text or md"},
 	} {
 		cmd := tc.cmd()
 		var out bytes.Buffer

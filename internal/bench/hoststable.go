@@ -126,7 +126,8 @@ func loopNote(runs []HostsRun) string {
 	reasons := map[string]int{}
 	for _, r := range runs {
 		most := maxHost(r.Site.Hosts, func(h HostView) int { return h.LoopHops }).LoopHops
-		hops = append(hops, fmt.Sprintf("%s: %d (at most %d on a host)", r.label(), r.Site.LoopHops(), most))
+		hops = append(hops, fmt.Sprintf("%s: %d of the %s requests (at most %d on a host)", r.label(),
+			r.Site.LoopHops(), grouped(r.Site.Requests()), most))
 		for reason, n := range r.Items.LoopFailures {
 			reasons[reason] += n
 		}
