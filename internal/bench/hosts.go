@@ -176,7 +176,7 @@ func (r HostsRun) OfBound() float64 { return r.Bound().Seconds() / r.Crawl.Wall.
 
 // label names the run in the breakdown's columns.
 func (r HostsRun) label() string {
-	s := fmt.Sprintf("H = %s, %s", count(r.Hosts), runHeader(CrawlResult{Slaves: r.Slaves}))
+	s := fmt.Sprintf("H = %s, %s", grouped(r.Hosts), runHeader(CrawlResult{Slaves: r.Slaves}))
 	if r.Round > 1 {
 		s += fmt.Sprintf(", round %d", r.Round)
 	}

@@ -56,10 +56,11 @@ func (rep HostsReport) addHostsGoals(t *Table) {
 		inFlight, second := r.Site.PeakInFlight(), r.Site.PeakSecond()
 		limit := hostsRate + hostsBurst()
 		t.AddRow("no host above the cap in flight"+where, fmt.Sprintf("≤ %d", hostsInFlight),
-			fmt.Sprintf("%d at most; %d of %d hosts over", inFlight.PeakInFlight, r.Site.OverInFlight(hostsInFlight), r.Hosts),
+			fmt.Sprintf("%d at most; %s of %s hosts over", inFlight.PeakInFlight, grouped(r.Site.OverInFlight(hostsInFlight)),
+				grouped(r.Hosts)),
 			yesNo(inFlight.PeakInFlight <= hostsInFlight))
 		t.AddRow("no host above rate + burst in any second"+where, fmt.Sprintf("≤ %d", limit),
-			fmt.Sprintf("%d at most; %d of %d hosts over", second.PeakSecond, r.Site.OverSecond(limit), r.Hosts),
+			fmt.Sprintf("%d at most; %s of %s hosts over", second.PeakSecond, grouped(r.Site.OverSecond(limit)), grouped(r.Hosts)),
 			yesNo(second.PeakSecond <= limit))
 	}
 }

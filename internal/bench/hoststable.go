@@ -44,8 +44,8 @@ func hostsTable(rep HostsReport) Table {
 			r.Bound().Round(100 * time.Millisecond).String(), fmt.Sprintf("%.2f", r.OfBound()),
 			fmt.Sprintf("%.1f", c.PerPage(float64(c.Redis.Calls()))), msPerPage(c, c.Redis.CPU), msPerPage(c, c.CrawlerCPU()),
 			strconv.Itoa(r.Site.PeakInFlight().PeakInFlight), strconv.Itoa(r.Site.PeakSecond().PeakSecond),
-			fmt.Sprintf("%d of %d", r.Site.OverInFlight(hostsInFlight), r.Hosts),
-			fmt.Sprintf("%d of %d", r.Site.OverSecond(hostsRate+hostsBurst()), r.Hosts)}
+			grouped(r.Site.OverInFlight(hostsInFlight)) + " of " + grouped(r.Hosts),
+			grouped(r.Site.OverSecond(hostsRate+hostsBurst())) + " of " + grouped(r.Hosts)}
 		if rep.Opts.Rounds > 1 {
 			row = slices.Insert(row, 2, strconv.Itoa(r.Round))
 		}
@@ -126,8 +126,8 @@ func loopNote(runs []HostsRun) string {
 	reasons := map[string]int{}
 	for _, r := range runs {
 		most := maxHost(r.Site.Hosts, func(h HostView) int { return h.LoopHops }).LoopHops
-		hops = append(hops, fmt.Sprintf("%s: %d of the %s requests (at most %d on a host)", r.label(),
-			r.Site.LoopHops(), grouped(r.Site.Requests()), most))
+		hops = append(hops, fmt.Sprintf("%s: %s of the %s requests (at most %d on a host)", r.label(),
+			grouped(r.Site.LoopHops()), grouped(r.Site.Requests()), most))
 		for reason, n := range r.Items.LoopFailures {
 			reasons[reason] += n
 		}
