@@ -1,56 +1,50 @@
 package cluster
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
-// Host returns the keys of one crawled site's politeness budget (package
-// politeness). host is the site's host name as the caller keys it (the
-// politeness package lowercases it and drops the port); it is escaped so no
-// host can break the hash tag. Every process of the cluster that sends
-// requests to the site shares these keys, whatever job or proxy it works for.
-func (k Keys) Host(host string) HostKeys {
-	return HostKeys{tag: "{" + k.prefix() + ":host:" + keySafe(host) + "}"}
+// Politeness returns the keys of one shard of the hosts' politeness
+// budgets (package politeness). A host's budget lives in shard
+// politeness.ShardOf(host, shards): one shard on a single Redis server, a
+// few on a Redis Cluster, so that one script settles every host of a shard
+// a process needs in one step. Every process of the cluster that sends
+// requests to a site shares its shard's keys, whatever job or proxy it
+// works for.
+func (k Keys) Politeness(shard int) PolitenessKeys {
+	return PolitenessKeys{tag: "{" + k.prefix() + ":polite:" + strconv.Itoa(shard) + "}"}
 }
+
+// PolitenessKeys names the keys of one shard of the hosts' politeness
+// budgets. They share one hash tag, so the script that settles a process's
+// round touches them together.
+type PolitenessKeys struct{ tag string }
+
+// Tag is the hash-tagged stem shared by the shard's keys.
+func (p PolitenessKeys) Tag() string { return p.tag }
+
+// Hosts is a hash of the shard's hosts' budgets: host name -> the host's
+// state packed in one string (its GCRA arrival time, backoff factor and
+// window, pause, and the processes holding slots of its concurrency cap;
+// the layout is politeness/lua/round.lua's). A host at rest has no entry.
+func (p PolitenessKeys) Hosts() string { return p.tag + ":hosts" }
+
+// Live is a hash of the processes that hold a share of some host of the
+// shard: process ID -> deadline in server milliseconds. A process renews
+// its deadline with every round; past it, the slots it held are free
+// again, for every host at once.
+func (p PolitenessKeys) Live() string { return p.tag + ":live" }
+
+// LiveSweep is the field of PolitenessKeys.Live that holds the cursor of
+// the sweep that drops the budgets of hosts nobody uses any more.
+const LiveSweep = "#sweep"
 
 // Robots returns the keys of one origin's robots.txt (package robots).
 // origin is scheme://host[:port], the unit RFC 9309 scopes a robots.txt to.
 func (k Keys) Robots(origin string) RobotsKeys {
 	return RobotsKeys{tag: "{" + k.prefix() + ":robots:" + keySafe(origin) + "}"}
 }
-
-// HostKeys names the keys of one site's politeness budget. They share one
-// hash tag, so the script that grants requests touches them together.
-type HostKeys struct{ tag string }
-
-// Tag is the hash-tagged stem shared by the host's keys.
-func (h HostKeys) Tag() string { return h.tag }
-
-// Rate is a hash with the host's rate state: the GCRA's theoretical arrival
-// time and the backoff factor that 429s lower and successes raise.
-func (h HostKeys) Rate() string { return h.tag + ":rate" }
-
-// Holders is a hash of the processes that hold slots of the host's
-// concurrency cap, or want some: process ID -> "held|want|deadline", the
-// deadline in server milliseconds. A process renews its entry while it
-// lives; past the deadline its slots are free again.
-func (h HostKeys) Holders() string { return h.tag + ":holders" }
-
-// Pause exists (with an expiry) while nobody may send to the host, as a
-// Retry-After asked.
-func (h HostKeys) Pause() string { return h.tag + ":pause" }
-
-// Fields of a host's rate hash (HostKeys.Rate), passed to the politeness
-// scripts as ARGV.
-const (
-	RateTAT    = "tat"    // the GCRA's theoretical arrival time, server ms
-	RateFactor = "factor" // backoff: the share of the rule's rate in use, (0, 1]
-	RateCutAt  = "cut_at" // server ms of the last cut
-	// The window of recent answers that decides a cut: when it began
-	// (server ms), the answers that went well and the throttled ones
-	// (429, 503).
-	RateWindowAt        = "win_at"
-	RateWindowOK        = "win_ok"
-	RateWindowThrottled = "win_thr"
-)
 
 // RobotsKeys names the keys of one origin's shared robots.txt.
 type RobotsKeys struct{ tag string }

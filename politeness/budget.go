@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"net/url"
 	"strings"
 	"time"
@@ -19,8 +20,9 @@ var ErrNoHost = errors.New("no host")
 // sending requests to a host draws on the same budget. Processes draw on
 // it through Gates. It is safe for concurrent use.
 type Budget struct {
-	rdb  redis.UniversalClient
-	opts Options
+	rdb    redis.UniversalClient
+	opts   Options
+	shards int
 }
 
 // New returns a Budget on rdb.
@@ -31,7 +33,14 @@ func New(rdb redis.UniversalClient, opts Options) (*Budget, error) {
 	if rdb == nil {
 		return nil, errors.New("politeness: New needs a Redis client")
 	}
-	return &Budget{rdb: rdb, opts: opts}, nil
+	shards := opts.Shards
+	if shards == 0 {
+		shards = 1
+		if _, ok := rdb.(*redis.ClusterClient); ok {
+			shards = ClusterShards
+		}
+	}
+	return &Budget{rdb: rdb, opts: opts, shards: shards}, nil
 }
 
 // Reason says what held a request back at its host's gate.
@@ -61,7 +70,9 @@ type HostState struct {
 
 // State reads host's budget, for status pages and tests.
 func (b *Budget) State(ctx context.Context, host string) (HostState, error) {
-	res, err := stateScript.Run(ctx, b.rdb, b.hostKeys(normalize(host))).Slice()
+	host = normalize(host)
+	k := b.opts.Keys.Politeness(ShardOf(host, b.shards))
+	res, err := stateScript.Run(ctx, b.rdb, []string{k.Hosts(), k.Live()}, host).Slice()
 	if err != nil {
 		return HostState{}, fmt.Errorf("state of %s: %w", host, err)
 	}
@@ -69,9 +80,15 @@ func (b *Budget) State(ctx context.Context, host string) (HostState, error) {
 		Paused: time.Duration(toInt64(res[3])) * time.Millisecond}, nil
 }
 
-func (b *Budget) hostKeys(host string) []string {
-	k := b.opts.Keys.Host(host)
-	return []string{k.Rate(), k.Holders(), k.Pause()}
+// ShardOf is the shard of n that keeps host's budget (FNV-1a of the
+// name): every process of a cluster finds a host in the same shard.
+func ShardOf(host string, n int) int {
+	if n <= 1 {
+		return 0
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(host))
+	return int(h.Sum32() % uint32(n))
 }
 
 // HostOf returns the host a URL's budget is kept under: its host name in

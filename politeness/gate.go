@@ -6,38 +6,40 @@ import (
 )
 
 // gate is one host as one process sees it: the slots of the host's cap it
-// holds, the rate tokens it has in stock, and the requests waiting for
-// them. Its fields are guarded by Gates.mu.
+// holds, the times it has booked to send requests at, and the requests
+// waiting for them. Its fields are guarded by Gates.mu.
 type gate struct {
-	host      string
-	rule      Rule
-	lim       limits
-	life      time.Duration // how long rate tokens keep (limits.stock)
-	gcraBurst int           // the burst the GCRA grants with (limits.stock)
+	host  string
+	shard int
+	rule  Rule
+	lim   limits
+	late  time.Duration // how late after its booked time a request may go
+	burst int           // the burst the host is booked with (limits.booking)
 
-	held   int   // slots of the cap this process holds (as of the last sync)
-	busy   int   // passes out: requests in flight
-	tokens stock // rate tokens
-	share  int   // this process's fair share of the cap, as of the last sync
+	held      int  // slots of the cap this process holds (as of the last round)
+	busy      int  // passes out: requests in flight
+	share     int  // this process's fair share of the cap, as of the last round
+	contended bool // some process held less than its share at the last round
+	reported  int  // the want the last settling round told
+	settledAt time.Time
+	retryAt   time.Time // a fruitless ask for slots is not repeated before
+	paused    time.Time // no request starts before this
+	asking    bool      // a round is settling the host now
+	stale     bool      // the process's hold lapsed: its entry must be settled again
 
-	contended  bool      // some process held less than its share at the last sync
-	validUntil time.Time // the holding lapses in Redis after this, on our clock
-	paused     time.Time // no request starts before this
-	rateAt     time.Time // asking for tokens again may grant some from then
-	retryAt    time.Time // a fruitless ask for slots is not repeated before
-	lastSync   time.Time
-	syncing    bool
-	registered bool // the holders hash has an entry of ours
-	reported   int  // the want the last sync told
-
+	booked  bookings // times this process may send at, on its own clock
 	waiters []*waiter
 	peak    int       // most requests busy or waiting since peakAt
 	peakAt  time.Time // when peak was last reached
 	fb      feedback  // answers not told to Redis yet
+	toldAt  time.Time // when answers were last told
+	watched bool      // the host is slowed, or has throttled answers lately
 
-	passes  int     // passes given since the last sync
+	passes  int     // passes given since paceAt
 	perSec  float64 // passes per second, smoothed: how fast waiters move
+	paceAt  time.Time
 	started time.Time
+	timer   *time.Timer // wakes the gate at its next booked time
 }
 
 // waiter is a request waiting at the gate.
@@ -48,7 +50,7 @@ type waiter struct {
 }
 
 // feedback is what a process has to tell a host's budget about its
-// answers since the last sync.
+// answers since the last round that told it.
 type feedback struct {
 	ok, throttled int
 	pauseMS       int64 // a 429's Retry-After: the host pauses for everyone
@@ -56,8 +58,8 @@ type feedback struct {
 	urgent        bool  // a pause the others must hear of at once
 }
 
-func newGate(host string, now time.Time) *gate {
-	return &gate{host: host, started: now, peakAt: now}
+func newGate(host string, shard int, now time.Time) *gate {
+	return &gate{host: host, shard: shard, started: now, peakAt: now, paceAt: now}
 }
 
 // setRule makes rule the host's rule from now on: the last rule a request
@@ -65,76 +67,19 @@ func newGate(host string, now time.Time) *gate {
 func (g *gate) setRule(rule Rule, o Options) {
 	if rule != g.rule || g.lim.cap == 0 {
 		g.rule, g.lim = rule, rule.limits(o.DefaultRPS)
-		g.life, g.gcraBurst = g.lim.stock(o.StockLife)
+		g.late, g.burst = g.lim.booking(o.MaxLate, clockError)
 	}
 }
 
-// hasTokens reports whether the stock of rate tokens can be used now.
-func (g *gate) hasTokens(now time.Time) bool { return g.tokens.left(now) > 0 }
-
-// lowOnTokens reports a stock, of tokens that keep, down to a quarter of
-// what the last grant brought while requests wait or run: the next is
-// asked for now, so it comes before the stock runs out.
-func (g *gate) lowOnTokens(now time.Time) bool {
-	left := g.tokens.left(now)
-	return g.life > 0 && left > 0 && left*4 <= g.tokens.granted && g.demand() > 0
-}
-
-// stock is one process's rate tokens for a host: the last grant and what
-// is left of the one before, each good until its own time (a token is
-// used by the end of its life, never later).
-type stock struct {
-	n, prev          int
-	until, prevUntil time.Time
-	granted          int // the last grant
-}
-
-// left is how many tokens can be used at now.
-func (s *stock) left(now time.Time) int {
-	n := 0
-	if now.Before(s.until) {
-		n += s.n
-	}
-	if now.Before(s.prevUntil) {
-		n += s.prev
-	}
-	return n
-}
-
-// take uses one token, the oldest first.
-func (s *stock) take(now time.Time) {
-	if s.prev > 0 && now.Before(s.prevUntil) {
-		s.prev--
-		return
-	}
-	s.n--
-}
-
-// add puts a new grant of n tokens, good until until, in the stock; what
-// is left of the last grant stays good until its own end.
-func (s *stock) add(n int, until time.Time, now time.Time) {
-	s.prev, s.prevUntil = 0, time.Time{}
-	if now.Before(s.until) {
-		s.prev, s.prevUntil = s.n, s.until
-	}
-	s.n, s.until, s.granted = n, until, n
-}
-
-// drop throws the stock away.
-func (s *stock) drop() { *s = stock{} }
-
-// ends is when the stock, or a part of it, is dropped next.
-func (s *stock) ends(now time.Time) time.Time {
-	if s.prev > 0 && now.Before(s.prevUntil) {
-		return s.prevUntil
-	}
-	return s.until
+// interval is the time between two requests at the rule's full rate.
+func (g *gate) interval() time.Duration {
+	return time.Duration(g.lim.intervalMS * float64(time.Millisecond))
 }
 
 // demand is how many requests the process has for the host now.
 func (g *gate) demand() int { return g.busy + len(g.waiters) }
 
-// notePeak records the demand, for the want the next sync reports.
+// notePeak records the demand, for the want the next round reports.
 func (g *gate) notePeak(now time.Time) {
 	if d := g.demand(); d >= g.peak {
 		g.peak, g.peakAt = d, now
@@ -151,45 +96,33 @@ func (g *gate) want(now time.Time, linger time.Duration) int {
 }
 
 // usable is how many slots are free for new requests: those held, at most
-// the share (the rest go back), less those in use. A holding that may have
-// lapsed is not used.
-func (g *gate) usable(now time.Time) int {
-	if !now.Before(g.validUntil) {
+// the share (the rest go back), less those in use. A holding that may
+// have lapsed (valid is false) is not used.
+func (g *gate) usable(valid bool) int {
+	if !valid {
 		return 0
 	}
 	return min(g.held, g.share) - g.busy
 }
 
 // blocked says what keeps a request from passing now, or ReasonNone.
-func (g *gate) blocked(now time.Time) Reason {
+func (g *gate) blocked(now time.Time, valid bool) Reason {
 	switch {
 	case now.Before(g.paused):
 		return ReasonPaused
-	case g.usable(now) <= 0:
+	case g.usable(valid) <= 0:
 		return ReasonFull
-	case !g.hasTokens(now):
+	case !g.booked.ready(now, g.late):
 		return ReasonRate
 	}
 	return ReasonNone
 }
 
-// take uses a slot and a token for one request.
-func (g *gate) take(now time.Time) {
+// take uses a slot and a booked time for one request.
+func (g *gate) take() {
 	g.busy++
-	g.tokens.take(now)
+	g.booked.take()
 	g.passes++
-}
-
-// dispatch hands passes to the waiters, oldest first, while slots and
-// tokens last.
-func (g *gate) dispatch(gs *Gates, now time.Time) {
-	for len(g.waiters) > 0 && g.blocked(now) == ReasonNone {
-		w := g.waiters[0]
-		g.waiters[0] = nil
-		g.waiters = g.waiters[1:]
-		g.take(now)
-		w.ch <- &Pass{gates: gs, gate: g, Waited: now.Sub(w.since), Reason: w.reason, granted: now}
-	}
 }
 
 // remove takes w out of the waiters; false if it was handed a pass.
@@ -202,23 +135,111 @@ func (g *gate) remove(w *waiter) bool {
 	return true
 }
 
-// idle reports a gate with nothing to do and nothing held: it can go.
+// idle reports a gate with nothing to do and nothing held or told: it can
+// go, with good answers nobody needs to hear of (the host is not
+// watched).
 func (g *gate) idle() bool {
-	return g.busy == 0 && len(g.waiters) == 0 && g.held == 0 && !g.registered && !g.syncing && g.fb == (feedback{})
+	return g.busy == 0 && len(g.waiters) == 0 && g.held == 0 && g.reported == 0 && !g.asking && !g.stale &&
+		g.fb.throttled == 0 && !g.fb.urgent && (g.fb.ok == 0 || !g.watched)
+}
+
+// notePace folds the passes since the last call into the gate's pace.
+func (g *gate) notePace(now time.Time) {
+	elapsed := now.Sub(g.paceAt)
+	if elapsed < 100*time.Millisecond {
+		return
+	}
+	rate := float64(g.passes) / elapsed.Seconds()
+	g.passes, g.paceAt = 0, now
+	if g.perSec == 0 {
+		g.perSec = rate
+		return
+	}
+	g.perSec = 0.7*g.perSec + 0.3*rate
 }
 
 // parked is how many waiters are not expected to pass within horizon:
-// all of them while the host is paused or its rate makes them wait that
-// long, else those beyond what the gate passed in that long lately.
+// all of them while the host is paused that long; else those beyond what
+// the bookings held and the host's rate (all of it, at best) can start in
+// that long, or beyond what the gate passed in that long lately, if more.
 func (g *gate) parked(now time.Time, horizon time.Duration) int {
 	n := len(g.waiters)
 	switch {
 	case n == 0:
 		return 0
-	case g.paused.Sub(now) >= horizon, !g.hasTokens(now) && g.rateAt.Sub(now) >= horizon:
+	case g.paused.Sub(now) >= horizon:
 		return n
-	case g.perSec > 0:
-		return max(n-int(g.perSec*horizon.Seconds()), 0)
 	}
-	return 0
+	soon, from := 0, now
+	for _, at := range g.booked.at {
+		if at.Sub(now) < horizon {
+			soon++
+		}
+		from = later(from, at)
+	}
+	if interval := g.interval(); interval > 0 {
+		soon += int(now.Add(horizon).Sub(from) / interval)
+	} else {
+		soon = n
+	}
+	parked := max(n-soon, 0)
+	if g.perSec > 0 {
+		parked = max(parked, n-int(g.perSec*horizon.Seconds())-g.booked.len())
+	}
+	return parked
 }
+
+// bookings are the times a process booked to send requests to a host at,
+// on its own clock, in order: each may be used from its time until late
+// after it, once.
+type bookings struct{ at []time.Time }
+
+// drop forgets the bookings too late to use at now.
+func (b *bookings) drop(now time.Time, late time.Duration) {
+	i := 0
+	for i < len(b.at) && now.Sub(b.at[i]) > late {
+		i++
+	}
+	if i > 0 {
+		b.at = slices.Delete(b.at, 0, i)
+	}
+}
+
+// ready reports whether a booking can be used at now.
+func (b *bookings) ready(now time.Time, late time.Duration) bool {
+	b.drop(now, late)
+	return len(b.at) > 0 && !b.at[0].After(now)
+}
+
+// next is the earliest booking, if any.
+func (b *bookings) next() (time.Time, bool) {
+	if len(b.at) == 0 {
+		return time.Time{}, false
+	}
+	return b.at[0], true
+}
+
+// last is the latest booking; there must be one.
+func (b *bookings) last() time.Time { return b.at[len(b.at)-1] }
+
+// take uses the earliest booking.
+func (b *bookings) take() {
+	if len(b.at) > 0 {
+		b.at = b.at[1:]
+	}
+}
+
+// add books more times. A host's times only grow in Redis, but the
+// process's reading of Redis's clock may move a little between rounds.
+func (b *bookings) add(at ...time.Time) {
+	b.at = append(b.at, at...)
+	if !slices.IsSortedFunc(b.at, time.Time.Compare) {
+		slices.SortFunc(b.at, time.Time.Compare)
+	}
+}
+
+// len is how many bookings are held.
+func (b *bookings) len() int { return len(b.at) }
+
+// clear drops every booking: the host paused.
+func (b *bookings) clear() { b.at = b.at[:0] }

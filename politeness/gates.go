@@ -14,34 +14,34 @@ import (
 )
 
 // Gates is one process's way to the hosts it sends requests to. Per host
-// it holds a share of the host's cluster-wide concurrency cap (slots,
-// under a lease it renews) and a stock of rate tokens, both taken from
-// the host's Budget in Redis, and lets its requests through locally:
-// Enter gives a Pass at once when a slot and a token are free, and waits
-// on a channel when not. A request costs Redis nothing; Run syncs each
-// host now and then (a heartbeat renews the slots and carries the
-// answers' feedback) and when the process needs more, in one round trip
-// for every host due.
+// it holds a share of the host's cluster-wide concurrency cap and the
+// times it booked, on Redis's clock, to send requests at; it lets each
+// request through locally, at a booked time, on a slot it holds: Enter
+// gives a Pass at once when both are there, and waits on a channel when
+// not. A request costs Redis nothing; Run settles what the process needs
+// from every host in rounds of one round trip each (see lua/round.lua),
+// and a heartbeat renews its hold on all its slots at once.
 //
 // Shares are fair: each process tells the host's budget how many slots it
 // could use, and the cap is split by water-filling, so a master that
 // needs one slot for its list pages gets it whole, and the slaves split
 // the rest evenly. A process holding more than its share gives back what
-// it does not use at once, and the rest as its requests end; one whose
-// requests ended gives its slots back once Options.Linger has passed (a
-// master whose walk is over), and one with requests waiting that holds
-// less than it could use asks again every Options.Contended, so it takes
-// them up; one that joins gets its share within a few Options.Contended.
-// The slots of a process that dies free after Options.LeaseTTL.
+// it does not use, and the rest as its requests end; one whose requests
+// ended gives its slots back once Options.Linger has passed. Bookings
+// are first come, first served: every ask gets one time, however far the
+// host is booked, and more only within Options.Horizon, so no process
+// books a host for long. The slots of a process that dies free after
+// Options.LeaseTTL.
 type Gates struct {
 	budget *Budget
 	holder string
 	log    *zap.Logger
 	now    func() time.Time
 
-	mu    sync.Mutex
-	hosts map[string]*gate
-	kick  chan struct{}
+	mu     sync.Mutex
+	hosts  map[string]*gate
+	shards []*shardState
+	kick   chan struct{}
 }
 
 // NewGates returns the Gates of one process on b; Run keeps them in sync.
@@ -52,8 +52,12 @@ func (b *Budget) NewGates(log *zap.Logger) *Gates {
 	}
 	var id [8]byte
 	_, _ = rand.Read(id[:])
-	return &Gates{budget: b, holder: hex.EncodeToString(id[:]), log: log.Named("politeness"),
+	g := &Gates{budget: b, holder: hex.EncodeToString(id[:]), log: log.Named("politeness"),
 		now: time.Now, hosts: map[string]*gate{}, kick: make(chan struct{}, 1)}
+	for range b.shards {
+		g.shards = append(g.shards, newShardState(g.now()))
+	}
+	return g
 }
 
 // Pass lets one request go to its host. Give it back with Done once the
@@ -67,8 +71,8 @@ type Pass struct {
 	Waited time.Duration
 	Reason Reason
 	// granted is when the gate let the request go (took its slot and
-	// token), on this process's clock: the time the rate is kept at,
-	// before the waiting goroutine is woken.
+	// booked time), on this process's clock, before the waiting
+	// goroutine is woken.
 	granted time.Time
 }
 
@@ -89,9 +93,9 @@ func (g *Gates) Enter(ctx context.Context, host string, rule Rule) (*Pass, error
 	g.mu.Lock()
 	now := g.now()
 	gt := g.gateFor(host, rule, now)
-	reason := gt.blocked(now)
+	reason := gt.blocked(now, g.valid(gt, now))
 	if reason == ReasonNone && len(gt.waiters) == 0 {
-		gt.take(now)
+		gt.take()
 		gt.notePeak(now)
 		g.mu.Unlock()
 		return &Pass{gates: g, gate: gt, granted: now}, nil
@@ -118,11 +122,17 @@ func (g *Gates) Enter(ctx context.Context, host string, rule Rule) (*Pass, error
 func (g *Gates) gateFor(host string, rule Rule, now time.Time) *gate {
 	gt := g.hosts[host]
 	if gt == nil {
-		gt = newGate(host, now)
+		gt = newGate(host, ShardOf(host, len(g.shards)), now)
 		g.hosts[host] = gt
 	}
 	gt.setRule(rule, g.budget.opts)
 	return gt
+}
+
+// valid reports whether gt's slots may be used at now: the process's
+// hold on its shard was renewed recently enough.
+func (g *Gates) valid(gt *gate, now time.Time) bool {
+	return now.Before(g.shards[gt.shard].validUntil)
 }
 
 // Done gives the pass back after its request ended with status (0: no
@@ -141,11 +151,9 @@ func (p *Pass) Done(status int, retryAfter time.Duration) {
 	gt.fb.add(status, g.budget.pauseMS(retryAfter))
 	if status == http.StatusTooManyRequests && retryAfter > 0 {
 		gt.paused = later(gt.paused, now.Add(min(retryAfter, g.budget.opts.MaxPause)))
+		gt.booked.clear()
 	}
-	gt.dispatch(g, now)
-	// The waiters left need tokens or slots, or a pause must be told; or
-	// the gate went idle, and Run must wake when its demand lingers out
-	// to give its slots back.
+	g.dispatch(gt, now)
 	wake := g.isDue(gt, now) || (gt.demand() == 0 && gt.held > 0)
 	g.mu.Unlock()
 	if wake {
@@ -170,6 +178,15 @@ func (f *feedback) add(status int, pauseMS int64) {
 	}
 }
 
+// merge puts back feedback a failed round did not deliver.
+func (f *feedback) merge(o feedback) {
+	f.ok += o.ok
+	f.throttled += o.throttled
+	f.pauseMS = max(f.pauseMS, o.pauseMS)
+	f.retryAfterMS = max(f.retryAfterMS, o.retryAfterMS)
+	f.urgent = f.urgent || o.urgent
+}
+
 func (b *Budget) pauseMS(d time.Duration) int64 {
 	if d <= 0 {
 		return 0
@@ -184,6 +201,46 @@ func later(a, b time.Time) time.Time {
 	return a
 }
 
+// dispatch hands passes to gt's waiters, oldest first, while slots and
+// booked times last, and sets its timer for the next booked time.
+func (g *Gates) dispatch(gt *gate, now time.Time) {
+	valid := g.valid(gt, now)
+	for len(gt.waiters) > 0 && gt.blocked(now, valid) == ReasonNone {
+		w := gt.waiters[0]
+		gt.waiters[0] = nil
+		gt.waiters = gt.waiters[1:]
+		gt.take()
+		w.ch <- &Pass{gates: g, gate: gt, Waited: now.Sub(w.since), Reason: w.reason, granted: now}
+	}
+	g.armTimer(gt, now)
+}
+
+// armTimer wakes gt at its next booked time while requests wait for one.
+func (g *Gates) armTimer(gt *gate, now time.Time) {
+	next, ok := gt.booked.next()
+	if !ok || len(gt.waiters) == 0 || !next.After(now) {
+		return
+	}
+	d := next.Sub(now)
+	if gt.timer == nil {
+		gt.timer = time.AfterFunc(d, func() { g.wake(gt) })
+		return
+	}
+	gt.timer.Reset(d)
+}
+
+// wake lets gt's waiters through at a booked time.
+func (g *Gates) wake(gt *gate) {
+	g.mu.Lock()
+	now := g.now()
+	g.dispatch(gt, now)
+	due := g.isDue(gt, now)
+	g.mu.Unlock()
+	if due {
+		g.signal()
+	}
+}
+
 func (g *Gates) signal() {
 	select {
 	case g.kick <- struct{}{}:
@@ -192,10 +249,10 @@ func (g *Gates) signal() {
 }
 
 // Parked is how many requests waiting at the gates are not expected to
-// pass within horizon: those of a paused host or one whose rate makes
-// them wait that long, and those beyond what their host passed in that
-// long lately. A caller that bounds the requests it holds counts these
-// apart, so that one slow or paused host does not crowd out the others.
+// pass within horizon: those of a host paused that long, and those beyond
+// what their host passed in that long lately. A caller that bounds the
+// requests it holds counts these apart, so that one slow or paused host
+// does not crowd out the others.
 func (g *Gates) Parked(horizon time.Duration) int {
 	g.mu.Lock()
 	defer g.mu.Unlock()

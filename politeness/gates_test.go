@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"sync"
@@ -43,6 +44,7 @@ func (p *process) close() { p.stop(); <-p.done }
 // fractions of a second.
 func fast(o *Options) {
 	o.LeaseTTL, o.Heartbeat, o.Contended, o.Linger = 600*time.Millisecond, 50*time.Millisecond, 10*time.Millisecond, 100*time.Millisecond
+	o.MinRound = 5 * time.Millisecond
 }
 
 // send enters host n times from `workers` goroutines, holding each pass
@@ -380,7 +382,8 @@ func TestGates_LingerGivesBack(t *testing.T) {
 	})
 }
 
-// TestGates_Parked: waiters of a paused host count as parked; those of a
+// TestGates_Parked: waiters of a paused host count as parked, and so do
+// those a host's rate cannot start soon (a long Crawl-delay); those of a
 // host that is merely busy do not.
 func TestGates_Parked(t *testing.T) {
 	rdb, keys := testenv.Redis(t)
@@ -406,6 +409,16 @@ func TestGates_Parked(t *testing.T) {
 	if n := p.gates.Parked(2 * time.Second); n != 3 {
 		t.Errorf("%d parked behind a host paused for a minute, want 3", n)
 	}
+	slow := Rule{CrawlDelay: 30 * time.Second, Concurrency: 4}
+	if _, err := p.gates.Enter(ctx, "slow.test", slow); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		wg.Go(func() { _, _ = p.gates.Enter(ctx, "slow.test", slow) })
+	}
+	testenv.Eventually(t, 5*time.Second, "the three behind a Crawl-delay of 30s are parked", func() bool {
+		return p.gates.Parked(2*time.Second) == 3+3
+	})
 }
 
 func TestRule_limits(t *testing.T) {
@@ -449,39 +462,59 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-func TestHostKeys(t *testing.T) {
-	k := cluster.Keys{Prefix: "p"}.Host("a}b{c")
-	for _, key := range []string{k.Rate(), k.Holders(), k.Pause()} {
-		if want := "{p:host:a%7Db%7Bc}"; key[:len(want)] != want {
-			t.Errorf("key %q does not start with the escaped tag %q", key, want)
+func TestShardKeys(t *testing.T) {
+	k := cluster.Keys{Prefix: "p"}.Politeness(3)
+	for _, key := range []string{k.Hosts(), k.Live()} {
+		if want := "{p:polite:3}"; key[:len(want)] != want {
+			t.Errorf("key %q does not start with the tag %q", key, want)
 		}
+	}
+	seen := map[int]bool{}
+	for i := range 200 {
+		s := ShardOf(fmt.Sprintf("h%d.test", i), ClusterShards)
+		if s < 0 || s >= ClusterShards {
+			t.Fatalf("shard %d of %d", s, ClusterShards)
+		}
+		seen[s] = true
+	}
+	if len(seen) < ClusterShards {
+		t.Errorf("200 hosts fell in %d of %d shards", len(seen), ClusterShards)
+	}
+	if ShardOf("a.test", 1) != 0 || ShardOf("a.test", 16) != ShardOf("A.TEST", 16) && normalize("A.TEST") == "a.test" {
+		t.Errorf("ShardOf is not stable")
 	}
 }
 
-// TestLimits_stock: tokens kept for their life never let more through
-// than the rule's burst: the GCRA's burst is cut by the life's worth of
-// the rate, and a burst of 1 leaves tokens no life at all.
-func TestLimits_stock(t *testing.T) {
+// TestLimits_booking: requests sent late by up to their lateness, on
+// clocks off by clockError, never let more through than the rule's burst:
+// the booked burst is cut by what the lateness is worth at the rate, and
+// a burst of 1 keeps its spacing (lateness and error below the interval).
+func TestLimits_booking(t *testing.T) {
 	for _, tc := range []struct {
-		name      string
-		lim       limits
-		life      time.Duration
-		gcraBurst int
+		name  string
+		lim   limits
+		late  time.Duration
+		burst int
 	}{
-		{"burst 1: immediate use only", limits{intervalMS: 200, burst: 1}, 0, 1},
-		{"10000 rps, burst 1000", limits{intervalMS: 0.1, burst: 1000}, 49900 * time.Microsecond, 501},
-		{"100000 rps, burst 10", limits{intervalMS: 0.01, burst: 10}, 40 * time.Microsecond, 6},
-		{"20 rps, burst 2: immediate use only", limits{intervalMS: 50, burst: 2}, 0, 2},
-		{"40 rps, burst 4", limits{intervalMS: 25, burst: 4}, 25 * time.Millisecond, 3},
-		{"1000 rps, burst 1000: life capped", limits{intervalMS: 1, burst: 1000}, 50 * time.Millisecond, 950},
+		{"5 rps, burst 1", limits{intervalMS: 200, burst: 1}, 25 * time.Millisecond, 1},
+		{"20 rps, burst 2", limits{intervalMS: 50, burst: 2}, 12500 * time.Microsecond, 1},
+		{"40 rps, burst 4", limits{intervalMS: 25, burst: 4}, 18750 * time.Microsecond, 3},
+		{"100 rps, burst 10", limits{intervalMS: 10, burst: 10}, 22500 * time.Microsecond, 7},
+		{"10000 rps, burst 1000", limits{intervalMS: 0.1, burst: 1000}, 24975 * time.Microsecond, 730},
+		{"crawl-delay 10s", limits{intervalMS: 10000, burst: 1}, 25 * time.Millisecond, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			life, burst := tc.lim.stock(50 * time.Millisecond)
-			if life != tc.life || burst != tc.gcraBurst {
-				t.Errorf("stock = %v, %d; want %v, %d", life, burst, tc.life, tc.gcraBurst)
+			late, burst := tc.lim.booking(25*time.Millisecond, clockError)
+			if late != tc.late || burst != tc.burst {
+				t.Errorf("booking = %v, %d; want %v, %d", late, burst, tc.late, tc.burst)
 			}
-			if lateMS := float64(life) / float64(time.Millisecond); float64(burst)+lateMS/tc.lim.intervalMS > float64(tc.lim.burst)+1e-9 {
-				t.Errorf("a burst of %d plus %v of late tokens is more than the rule's %d", burst, life, tc.lim.burst)
+			interval := time.Duration(tc.lim.intervalMS * float64(time.Millisecond))
+			slack := late + 2*clockError
+			if tc.lim.burst == 1 && slack >= interval {
+				t.Errorf("burst 1: lateness %v and clock error leave no spacing in an interval of %v", late, interval)
+			}
+			if extra := int(math.Ceil(float64(slack) / float64(interval))); tc.lim.burst > 1 && burst+extra > tc.lim.burst {
+				t.Errorf("a booked burst of %d plus %d late is more than the rule's %d", burst, extra, tc.lim.burst)
 			}
 		})
 	}

@@ -85,7 +85,7 @@ func (g *Gates) flushed(host string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	gt := g.hosts[normalize(host)]
-	return gt == nil || (gt.fb == feedback{} && !gt.syncing)
+	return gt == nil || (gt.fb == feedback{} && !gt.asking)
 }
 
 // forServers runs test on each server, with a context of a minute.

@@ -11,28 +11,55 @@ import (
 type Options struct {
 	// Keys names the Redis keys the cluster shares.
 	Keys cluster.Keys
+	// Shards is how many shards the hosts' budgets are kept in (see
+	// cluster.Keys.Politeness); 0 means 1 on a single Redis server and
+	// ClusterShards on a Redis Cluster. Every process of a cluster must
+	// use the same number.
+	Shards int
 	// DefaultRPS is the rate per host when a Rule gives neither RPS nor
 	// CrawlDelay.
 	DefaultRPS float64
-	// LeaseTTL is how long a process's slots of a host's cap stay its own
-	// without a sync: the slots of a process that dies, or cannot reach
-	// Redis, free after it. A process that cannot renew its slots in time
-	// starts no request on them.
+	// LeaseTTL is how long a process's slots of the hosts' caps stay its
+	// own without a round: the slots of a process that dies, or cannot
+	// reach Redis, free after it, for every host at once. A process that
+	// cannot renew them in time starts no request on them.
 	LeaseTTL time.Duration
-	// Heartbeat is how often a process renews the slots it holds, and
-	// tells the host's budget how its requests went.
+	// Heartbeat is how often a process that holds slots but had no round
+	// for other reasons renews them, in one round trip for all its hosts.
 	Heartbeat time.Duration
-	// Contended is how often it syncs instead while some process holds
-	// less than its fair share of a host's cap (one joined, or its demand
-	// grew), so that slots move to it within a few of these.
+	// Contended is how often a process whose requests wait for slots
+	// while others hold more than their fair share asks again, and how
+	// often it tells the answers of a host being slowed.
 	Contended time.Duration
 	// Linger is how long a process keeps slots it no longer uses: a master
 	// between two levels of list pages, or a slave between two takes,
 	// keeps its share instead of asking for it again. Short, because a
 	// slave whose queue ran dry holds slots that a slave still working
-	// needs: on one site with slow pages, slots kept 2s unused left a
-	// quarter of the host's cap idle at the end of each crawl.
+	// needs.
 	Linger time.Duration
+	// Horizon is how far ahead of Redis's clock a process may book times
+	// to send requests at, beyond the first of each ask (which it always
+	// gets, however far the host is booked): a request waits at most
+	// about this long behind the other processes' bookings, and a pause
+	// or a backoff cut reaches the others within it.
+	Horizon time.Duration
+	// MinRound is the least time between two rounds of a process but for
+	// urgent ones (a pause to tell): what one process needs from many
+	// hosts meanwhile goes to Redis in one round trip.
+	MinRound time.Duration
+	// Batch is how far ahead a round settles what hosts will need: a host
+	// whose booked times run out within it books more in this round, not
+	// in one of its own, so a process with many slow hosts pays a round
+	// trip for many of them.
+	Batch time.Duration
+	// MaxLate is the longest after its booked time a request may still
+	// be sent (at most a quarter of the host's interval); a booking not
+	// used by then is dropped. The burst a host is booked with is cut by
+	// what that lateness is worth at its rate, so that late requests never
+	// add up to more than the rule allows in any span of time.
+	MaxLate time.Duration
+	// MaxBook caps the times a process books for one host in one round.
+	MaxBook int
 	// StateTTL is how long an idle host's rate state, its backoff
 	// included, is remembered.
 	StateTTL time.Duration
@@ -56,25 +83,19 @@ type Options struct {
 	Raise float64
 	// MinFactor is the lowest the rate factor goes.
 	MinFactor float64
-	// MaxStock caps the rate tokens a process takes in one sync.
-	MaxStock int
-	// StockLife is the longest a process keeps rate tokens before it sends
-	// requests on them (at most the time half the host's burst takes at
-	// its rate); tokens it did not use by then are dropped. The burst the
-	// budget grants with is cut by what that life is worth at the host's
-	// rate, so that tokens used late never add up to more than the rule
-	// allows in any span of time. A host with a Burst of 1 or 2 gets
-	// tokens only for requests that go at once.
-	StockLife time.Duration
 	// MaxPause caps a pause a site asks for with Retry-After.
 	MaxPause time.Duration
 }
 
+// ClusterShards is the number of shards of Options.Shards 0 on a Redis
+// Cluster: enough to spread the hosts' budgets over its masters.
+const ClusterShards = 16
+
 // DefaultOptions returns the defaults: DefaultRPS 1, LeaseTTL 5s,
-// Heartbeat 1s, Contended 100ms, Linger 500ms, StateTTL 1h, Cut 0.5,
-// CutEvery 1s, Window 2s, CutThrottled 3, CutShare 0.2, Raise 0.02 (from
-// half rate back to full in 25 good answers), MinFactor 1/64, MaxStock
-// 1024, StockLife 50ms, MaxPause 1h.
+// Heartbeat 1s, Contended 100ms, Linger 500ms, Horizon 1s, MinRound 20ms,
+// Batch 100ms, MaxLate 25ms, MaxBook 1024, StateTTL 1h, Cut 0.5, CutEvery 1s, Window
+// 2s, CutThrottled 3, CutShare 0.2, Raise 0.02 (from half rate back to
+// full in 25 good answers), MinFactor 1/64, MaxPause 1h.
 func DefaultOptions() Options {
 	return Options{
 		DefaultRPS:   1,
@@ -82,6 +103,11 @@ func DefaultOptions() Options {
 		Heartbeat:    time.Second,
 		Contended:    100 * time.Millisecond,
 		Linger:       500 * time.Millisecond,
+		Horizon:      time.Second,
+		MinRound:     20 * time.Millisecond,
+		Batch:        100 * time.Millisecond,
+		MaxLate:      25 * time.Millisecond,
+		MaxBook:      1024,
 		StateTTL:     time.Hour,
 		Cut:          0.5,
 		CutEvery:     time.Second,
@@ -90,33 +116,24 @@ func DefaultOptions() Options {
 		CutShare:     0.2,
 		Raise:        0.02,
 		MinFactor:    1.0 / 64,
-		MaxStock:     1024,
-		StockLife:    50 * time.Millisecond,
 		MaxPause:     time.Hour,
 	}
 }
 
 // Validate reports the first option out of range as a *cluster.FieldError.
 func (o Options) Validate() error {
+	if err := o.validateTimes(); err != nil {
+		return err
+	}
 	switch {
+	case o.Shards < 0 || o.Shards > 1024:
+		return cluster.Invalid("Shards", o.Shards, "is outside 0..1024")
 	case !(o.DefaultRPS > 0 && o.DefaultRPS <= MaxRPS):
 		return cluster.Invalid("DefaultRPS", o.DefaultRPS, "is outside (0, %g]", float64(MaxRPS))
-	case o.LeaseTTL < 10*time.Millisecond || o.LeaseTTL > time.Hour:
-		return cluster.Invalid("LeaseTTL", o.LeaseTTL, "is outside 10ms..1h")
-	case o.Heartbeat < time.Millisecond || o.Heartbeat > o.LeaseTTL/2:
-		return cluster.Invalid("Heartbeat", o.Heartbeat, "is outside 1ms..LeaseTTL/2 (%s)", o.LeaseTTL/2)
-	case o.Contended < time.Millisecond || o.Contended > o.Heartbeat:
-		return cluster.Invalid("Contended", o.Contended, "is outside 1ms..Heartbeat (%s)", o.Heartbeat)
-	case o.Linger < 0 || o.Linger > time.Hour:
-		return cluster.Invalid("Linger", o.Linger, "is outside 0..1h")
-	case o.StateTTL < time.Second || o.StateTTL > 30*24*time.Hour:
-		return cluster.Invalid("StateTTL", o.StateTTL, "is outside 1s..720h")
+	case o.MaxBook < 1 || o.MaxBook > 100000:
+		return cluster.Invalid("MaxBook", o.MaxBook, "is outside 1..100000")
 	case !(o.Cut > 0 && o.Cut <= 1):
 		return cluster.Invalid("Cut", o.Cut, "is outside (0, 1]")
-	case o.CutEvery < 0 || o.CutEvery > time.Hour:
-		return cluster.Invalid("CutEvery", o.CutEvery, "is outside 0..1h")
-	case o.Window < time.Millisecond || o.Window > time.Hour:
-		return cluster.Invalid("Window", o.Window, "is outside 1ms..1h")
 	case o.CutThrottled < 1 || o.CutThrottled > 1000:
 		return cluster.Invalid("CutThrottled", o.CutThrottled, "is outside 1..1000")
 	case !(o.CutShare >= 0 && o.CutShare <= 1):
@@ -125,10 +142,35 @@ func (o Options) Validate() error {
 		return cluster.Invalid("Raise", o.Raise, "is outside 0..1")
 	case !(o.MinFactor > 0 && o.MinFactor <= 1):
 		return cluster.Invalid("MinFactor", o.MinFactor, "is outside (0, 1]")
-	case o.MaxStock < 1 || o.MaxStock > 100000:
-		return cluster.Invalid("MaxStock", o.MaxStock, "is outside 1..100000")
-	case o.StockLife < 0 || o.StockLife > time.Second:
-		return cluster.Invalid("StockLife", o.StockLife, "is outside 0..1s")
+	}
+	return nil
+}
+
+// validateTimes reports the first duration out of range.
+func (o Options) validateTimes() error {
+	switch {
+	case o.LeaseTTL < 10*time.Millisecond || o.LeaseTTL > time.Hour:
+		return cluster.Invalid("LeaseTTL", o.LeaseTTL, "is outside 10ms..1h")
+	case o.Heartbeat < time.Millisecond || o.Heartbeat > o.LeaseTTL/2:
+		return cluster.Invalid("Heartbeat", o.Heartbeat, "is outside 1ms..LeaseTTL/2 (%s)", o.LeaseTTL/2)
+	case o.Contended < time.Millisecond || o.Contended > o.Heartbeat:
+		return cluster.Invalid("Contended", o.Contended, "is outside 1ms..Heartbeat (%s)", o.Heartbeat)
+	case o.Linger < 0 || o.Linger > time.Hour:
+		return cluster.Invalid("Linger", o.Linger, "is outside 0..1h")
+	case o.Horizon < time.Millisecond || o.Horizon > time.Hour:
+		return cluster.Invalid("Horizon", o.Horizon, "is outside 1ms..1h")
+	case o.MinRound < 0 || o.MinRound > o.Heartbeat:
+		return cluster.Invalid("MinRound", o.MinRound, "is outside 0..Heartbeat (%s)", o.Heartbeat)
+	case o.Batch < 0 || o.Batch > o.Horizon:
+		return cluster.Invalid("Batch", o.Batch, "is outside 0..Horizon (%s)", o.Horizon)
+	case o.MaxLate < time.Millisecond || o.MaxLate > time.Second:
+		return cluster.Invalid("MaxLate", o.MaxLate, "is outside 1ms..1s")
+	case o.StateTTL < time.Second || o.StateTTL > 30*24*time.Hour:
+		return cluster.Invalid("StateTTL", o.StateTTL, "is outside 1s..720h")
+	case o.CutEvery < 0 || o.CutEvery > time.Hour:
+		return cluster.Invalid("CutEvery", o.CutEvery, "is outside 0..1h")
+	case o.Window < time.Millisecond || o.Window > time.Hour:
+		return cluster.Invalid("Window", o.Window, "is outside 1ms..1h")
 	case o.MaxPause < 0 || o.MaxPause > 7*24*time.Hour:
 		return cluster.Invalid("MaxPause", o.MaxPause, "is outside 0..168h")
 	}
@@ -202,19 +244,29 @@ func (r Rule) limits(defaultRPS float64) limits {
 	return l
 }
 
-// stock is how long rate tokens may be kept before use (at most maxLife,
-// and the time half the burst's tokens take at the rate), and the burst
-// the GCRA grants with so that tokens kept that long never let more
-// through than the rule's burst: the burst less the tokens the rate adds
-// up to in that life.
-func (l limits) stock(maxLife time.Duration) (life time.Duration, burst int) {
-	k := (l.burst - 1) / 2 // whole tokens the life may be worth
-	if k == 0 || math.IsInf(l.intervalMS, 0) || l.intervalMS <= 0 {
-		return 0, l.burst
+// minLate is the least lateness a booking allows, whatever the rule: a
+// process's timers cannot keep closer than that. A rule whose burst is
+// worth less than this at its rate (a burst of 10 at 100,000 requests a
+// second) is kept as closely as they allow.
+const minLate = time.Millisecond
+
+// booking is how late after its booked time a request may go, and the
+// burst the host is booked with, so that requests that late, on clocks
+// that may differ by clockErr, never let more through than the rule's
+// burst in any span. A burst of 1 may be a quarter of an interval late
+// (at most maxLate) and keeps its exact spacing, as long as the lateness
+// and the clocks' error stay below the interval. A bigger burst may be a
+// quarter of what the burst is worth late (at most maxLate), and is
+// booked less what that lateness is worth at the rate, at least 1.
+func (l limits) booking(maxLate, clockErr time.Duration) (late time.Duration, burst int) {
+	if math.IsInf(l.intervalMS, 0) || l.intervalMS <= 0 {
+		return maxLate, l.burst
 	}
-	maxMS := float64(maxLife) / float64(time.Millisecond)
-	if lifeMS := float64(k) * l.intervalMS; lifeMS <= maxMS {
-		return time.Duration(lifeMS * float64(time.Millisecond)), l.burst - k
+	interval := time.Duration(l.intervalMS * float64(time.Millisecond))
+	late = max(min(time.Duration(max(l.burst-1, 1))*interval/4, maxLate), minLate)
+	if l.burst == 1 {
+		return late, 1
 	}
-	return maxLife, l.burst - int(math.Ceil(maxMS/l.intervalMS))
+	worth := int(math.Ceil(float64(late+2*clockErr) / float64(interval)))
+	return late, max(l.burst-worth, 1)
 }

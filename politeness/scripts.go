@@ -16,14 +16,11 @@ import (
 var luaFiles embed.FS
 
 // scripts are the package's protocol steps (luascript.Set).
-var scripts = luascript.Set{FS: luaFiles, Consts: luascript.Consts{
-	"F_TAT": cluster.RateTAT, "F_FACTOR": cluster.RateFactor, "F_CUT_AT": cluster.RateCutAt,
-	"F_WIN_AT": cluster.RateWindowAt, "F_WIN_OK": cluster.RateWindowOK, "F_WIN_THR": cluster.RateWindowThrottled,
-}}
+var scripts = luascript.Set{FS: luaFiles, Consts: luascript.Consts{"LIVE_SWEEP": cluster.LiveSweep}}
 
 var (
-	syncScript  = scripts.Load("lua/sync.lua")
-	stateScript = scripts.Load("lua/state.lua")
+	roundScript = scripts.Load("lua/packed.lua", "lua/round.lua")
+	stateScript = scripts.Load("lua/packed.lua", "lua/state.lua")
 )
 
 // evalMany runs script once per argument set in one pipeline (one round

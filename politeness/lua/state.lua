@@ -1,16 +1,20 @@
 -- state: what the budget of one host looks like now.
--- KEYS[1] rate hash, KEYS[2] holders hash, KEYS[3] pause
--- Returns {slots held, processes holding or wanting, factor, pause_ms}.
-local now = now_ms()
-local raw = redis.call('HGETALL', KEYS[2])
+-- KEYS[1] the shard's hosts hash, KEYS[2] its live hash; ARGV[1] the host.
+-- Returns {slots held by live processes, live processes holding or
+-- wanting some, factor, pause_ms}.
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+local packed = redis.call('HGET', KEYS[1], ARGV[1])
+if not packed then
+  return {0, 0, '1', 0}
+end
+local st = unpack_state(packed, now)
 local held, holders = 0, 0
-for i = 1, #raw, 2 do
-  local h, _, d = string.match(raw[i + 1], '^(%d+)|(%d+)|(%d+)$')
-  if d and tonumber(d) > now then
-    held = held + tonumber(h)
+for _, e in ipairs(st.holders) do
+  local d = tonumber(redis.call('HGET', KEYS[2], e.id) or '0') or 0
+  if d > now then
+    held = held + e.held
     holders = holders + 1
   end
 end
-local factor = redis.call('HGET', KEYS[1], F_FACTOR) or '1'
-local till = tonumber(redis.call('GET', KEYS[3]) or '0') or 0
-return {held, holders, factor, math.max(till - now, 0)}
+return {held, holders, string.format('%.6f', st.factor), math.floor(math.max(st.paused - now, 0))}
