@@ -9,26 +9,29 @@
 //     of any worker and without a retry charged, up to
 //     Options.MaxRobotsWait;
 //  2. waits at its host's gate (package politeness) for a slot of the
-//     host's cluster-wide cap and a rate token that this process holds:
-//     each process holds a fair share of each host's budget for many
-//     requests in a row, so a request costs Redis nothing, and a waiting
-//     request costs a parked goroutine, not a worker and not a poll; one
-//     slow host never starves the others;
+//     host's cluster-wide cap and a time this process booked on the
+//     host's rate: each process holds a fair share of each host's slots
+//     and books times in rounds for all its hosts, so a request costs
+//     Redis nothing, and a waiting request costs a parked goroutine, not
+//     a worker and not a poll; one slow host never starves the others;
 //  3. picks a proxy from the shared pool when the job uses one (package
 //     proxy), and never the same one for a retry. A job in auto mode goes
 //     direct when no proxy is usable for the request; one that requires
 //     proxies waits for one, all the pages of a target together, with one
 //     pick per wait and no place taken in the host's budget meanwhile;
-//  4. makes ONE attempt (fetch.Fetcher.Do) on one of the process's
-//     workers, feeds the answer back to the host's gate (429s with
-//     Retry-After pause the host for the cluster; a host that throttles a
-//     real share of its answers is slowed) and to the proxy's score, and
-//     on a transient failure waits its backoff (the longer of our
-//     exponential backoff and the site's Retry-After) and its host's turn
-//     again. A 403,
-//     a 429 or a ban page (the job's ban_text) through a proxy bans the
-//     proxy for the host and the page goes at once through another, as a
-//     retry.
+//  4. makes ONE request (fetch.Fetcher.Do, fetch.Request.OneHop) on one
+//     of the process's workers: a redirect comes back to step 1 as a
+//     request of its own for its target (its host's robots.txt, gate and
+//     address guard; a loop, more than the fetcher's MaxRedirects hops,
+//     or a target robots.txt disallows fails the page, saying so), and
+//     the Transport never sends it again behind the gate's back. The
+//     answer goes back to the host's gate (429s with Retry-After pause
+//     the host for the cluster; a host that throttles a real share of its
+//     answers is slowed) and to the proxy's score; on a transient failure
+//     the page waits its backoff (the longer of our exponential backoff
+//     and the site's Retry-After) and its host's turn again. A 403, a 429
+//     or a ban page (the job's ban_text) through a proxy bans the proxy
+//     for the host and the page goes at once through another, as a retry.
 //
 // Each request runs on a goroutine of its own through these steps, which
 // read top to bottom in fetchPage.

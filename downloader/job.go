@@ -51,12 +51,17 @@ func (d *Downloader) NewJob(spec *cluster.JobSpec) (*Job, error) {
 	return j, nil
 }
 
-// request is the fetch of one attempt at r.
+// request is the fetch of one attempt at r: one hop, its redirect handed
+// back (hopstep.go); the page's validators go with its own URL only.
 func (j *Job) request(r *Request, via *url.URL) fetch.Request {
 	s := j.Spec
-	return fetch.Request{URL: r.URL, AllowPrivate: s.AllowPrivateNetworks, UserAgent: s.UserAgent,
+	req := fetch.Request{URL: r.at, AllowPrivate: s.AllowPrivateNetworks, UserAgent: s.UserAgent,
 		Headers: s.Headers, Jar: j.jar, MaxBodyBytes: s.MaxBodyBytes, Timeout: s.Timeout.Std(),
-		AllowHost: s.AllowsHost, Proxy: via, Validators: r.Validators, AllowNonHTML: r.AllowNonHTML}
+		Proxy: via, AllowNonHTML: r.AllowNonHTML, OneHop: true}
+	if len(r.chain) == 0 {
+		req.Validators = r.Validators
+	}
+	return req
 }
 
 // burstWindow is how much of a host's rate may go at once: a tenth of a
@@ -73,8 +78,9 @@ func (j *Job) rule(d robots.Decision) politeness.Rule {
 }
 
 // robotsGetter fetches a robots.txt the way the job fetches pages: its
-// address guard, user agent and proxy mode (a job that requires proxies
-// never reaches a site directly, not even for robots.txt).
+// address guard, user agent, proxy mode (a job that requires proxies
+// never reaches a site directly, not even for robots.txt) and its host's
+// budget (the file is a request the site counts like any other).
 func (d *Downloader) robotsGetter(j *Job) robots.Getter {
 	return func(ctx context.Context, raw string) (robots.Response, error) {
 		u, err := url.Parse(raw)
@@ -90,7 +96,13 @@ func (d *Downloader) robotsGetter(j *Job) robots.Getter {
 		if picked != nil {
 			req.Proxy = picked.URL()
 		}
+		pass, err := d.gates.Enter(ctx, politeness.HostOf(u), j.rule(robots.Decision{}))
+		if err != nil {
+			d.dropPick(picked)
+			return robots.Response{}, err
+		}
 		page, err := d.getRobots(ctx, req)
+		pass.Done(answer(page, err))
 		d.reportProxy(picked, page, err, 0)
 		if ctx.Err() == nil {
 			status, _ := answer(page, err)

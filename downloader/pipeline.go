@@ -26,18 +26,20 @@ import (
 //     gives its slot back and waits with the other pages of its target
 //     while none is free;
 //  6. one attempt is sent, and its answer told to the gate and the proxy;
-//     a page whose kind says render is then rendered (renderstep.go);
+//     a redirect is followed as a request of its own, from step 3, on its
+//     target's host (hopstep.go); a page whose kind says render is then
+//     rendered (renderstep.go);
 //  7. the answer settles the page: done (fetched, failed, skipped), or to
 //     be tried again after a backoff, from step 3.
 //
 // Every wait ends when ctx does (the caller gave the page up, or the
 // Downloader stops), and the page is then Cancelled.
 func (d *Downloader) fetchPage(ctx context.Context, r *Request) Result {
-	u, err := url.Parse(r.URL)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return Result{Kind: Failed, Err: fmt.Errorf("fetch %q: not an absolute http(s) URL", r.URL)}
+	u, err := httpURL(r.URL)
+	if err != nil {
+		return Result{Kind: Failed, Err: fmt.Errorf("fetch %q: %w", r.URL, err)}
 	}
-	r.host, r.target = politeness.HostOf(u), targetOf(u)
+	r.at, r.host, r.target = r.URL, politeness.HostOf(u), targetOf(u)
 	if err := d.waitForPool(ctx, r, u); err != nil {
 		return cancelled(err)
 	}
@@ -53,6 +55,14 @@ func (d *Downloader) fetchPage(ctx context.Context, r *Request) Result {
 		a, err := d.onWorker(ctx, r, pass, picked)
 		if err != nil {
 			return cancelled(err)
+		}
+		if a.page != nil && a.page.Redirect != "" {
+			next, res, ok := d.hop(r, a)
+			if !ok {
+				return res
+			}
+			u = next
+			continue
 		}
 		a = d.render(ctx, r, a)
 		res, wait, done := d.settle(r, a, picked)

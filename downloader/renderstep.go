@@ -78,7 +78,7 @@ func renderResult(err error) string {
 // host's budget, given back with the answer's status.
 func (d *Downloader) admit(r *Request) func(ctx context.Context, rawURL string) (func(status int), error) {
 	return func(ctx context.Context, rawURL string) (func(int), error) {
-		dec, err := d.askRobots(ctx, &Request{URL: rawURL, Job: r.Job})
+		dec, err := d.askRobots(ctx, r.Job, rawURL)
 		switch {
 		case err != nil:
 			return nil, fmt.Errorf("robots.txt for %s: %w", rawURL, err)

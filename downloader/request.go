@@ -77,7 +77,9 @@ type Request struct {
 	proxied  int         // attempts the proxy failed, not charged to the page
 	excluded []proxy.ID  // proxies this page went through already
 	target   proxyTarget // what a pick for it depends on
-	host     string
+	host     string      // the politeness host of at
+	at       string      // the URL fetched now: URL, or a redirect's target
+	chain    []string    // the URLs redirected from so far, URL first
 }
 
 // Result is what became of a Request.

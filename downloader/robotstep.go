@@ -13,10 +13,12 @@ import (
 	"github.com/crawler-dev/crawler/robots"
 )
 
-// allowed is step 3 of fetchPage: it asks the job's robots.txt about r and
-// returns the host's rule, with its Crawl-delay, once the file allows the
-// page; or the page's Result when it ends here (disallowed, or the file
-// could not be had in time), and false.
+// allowed is step 3 of fetchPage: it asks the job's robots.txt about the
+// URL r fetches now (the page's, or a redirect's target) and returns the
+// host's rule, with its Crawl-delay, once the file allows it; or the
+// page's Result when it ends here (disallowed, or the file could not be
+// had in time), and false. A redirect to a URL the file disallows fails
+// the page, saying so.
 //
 // While the file cannot be had because the site answers it with 5xx or
 // 429, or another process is fetching it, the page waits without a retry
@@ -27,7 +29,7 @@ import (
 func (d *Downloader) allowed(ctx context.Context, r *Request, u *url.URL) (politeness.Rule, Result, bool) {
 	var since time.Time // since when the file cannot be had
 	for {
-		dec, err := d.askRobots(ctx, r)
+		dec, err := d.askRobots(ctx, r.Job, r.at)
 		var wait time.Duration
 		switch {
 		case ctx.Err() != nil:
@@ -61,6 +63,11 @@ func (d *Downloader) allowed(ctx context.Context, r *Request, u *url.URL) (polit
 			}
 			wait = min(max(dec.RetryAfter, 100*time.Millisecond), left)
 			d.deps.Metrics.Politeness().Waited(r.host, wait, "robots")
+		case !dec.Allowed && len(r.chain) > 0:
+			d.deps.Metrics.Robots().Disallowed(r.host)
+			d.deps.Metrics.Failed("redirect")
+			return politeness.Rule{}, Result{Kind: Failed, Err: fmt.Errorf(
+				"fetch %s: redirected to %s, which robots.txt disallows", r.URL, r.at)}, false
 		case !dec.Allowed:
 			d.deps.Metrics.Robots().Disallowed(r.host)
 			return politeness.Rule{}, Result{Kind: Disallowed, Err: fmt.Errorf("fetch %s: disallowed by robots.txt", r.URL)}, false
@@ -73,10 +80,10 @@ func (d *Downloader) allowed(ctx context.Context, r *Request, u *url.URL) (polit
 	}
 }
 
-// askRobots asks the job's robots.txt about r.
-func (d *Downloader) askRobots(ctx context.Context, r *Request) (robots.Decision, error) {
-	if r.Job.robots == nil {
+// askRobots asks the job's robots.txt about rawURL.
+func (d *Downloader) askRobots(ctx context.Context, j *Job, rawURL string) (robots.Decision, error) {
+	if j.robots == nil {
 		return robots.Decision{Allowed: true}, nil
 	}
-	return r.Job.robots.Check(ctx, r.URL, r.Job.Spec.UserAgent)
+	return j.robots.Check(ctx, rawURL, j.Spec.UserAgent)
 }

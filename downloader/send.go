@@ -57,7 +57,7 @@ func (d *Downloader) send(ctx context.Context, r *Request, pass *politeness.Pass
 	m.Observe(r.host, status, bodyBytes(page), latency, err)
 	d.logRequest(r, pass, picked, status, page, latency, err)
 	if err == nil {
-		if banErr := r.Job.banPage(r.URL, page); banErr != nil {
+		if banErr := r.Job.banPage(r.at, page); banErr != nil {
 			page.Release()
 			page, err = nil, banErr
 		}
@@ -72,13 +72,16 @@ func (d *Downloader) logRequest(r *Request, pass *politeness.Pass, picked *proxy
 	if ce == nil {
 		return
 	}
-	fields := []zap.Field{zap.String("url", r.URL), zap.String("job", r.Job.Name), zap.Int("status", status),
+	fields := []zap.Field{zap.String("url", r.at), zap.String("job", r.Job.Name), zap.Int("status", status),
 		zap.Int64("bytes", bodyBytes(page)), zap.Duration("latency", latency), zap.Int("try", r.tries)}
 	if pass.Waited > 0 {
 		fields = append(fields, zap.Duration("host_wait", pass.Waited), zap.String("host_wait_reason", string(pass.Reason)))
 	}
 	if picked != nil {
 		fields = append(fields, zap.String("proxy", picked.Proxy.Redacted()))
+	}
+	if len(r.chain) > 0 {
+		fields = append(fields, zap.String("page", r.URL), zap.Int("hop", len(r.chain)))
 	}
 	if err != nil {
 		fields = append(fields, zap.Error(err))

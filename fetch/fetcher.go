@@ -42,6 +42,10 @@ type Page struct {
 	// Validators are the ETag and Last-Modified the site sent, to send
 	// back on the next fetch of the page.
 	Validators Validators
+	// Redirect is where the answer to a Request.OneHop request redirects
+	// to (absolute), Status its 3xx; such a page has no body. Empty
+	// otherwise.
+	Redirect string
 
 	charge *charge // the page's hold on the Fetcher's memory budget
 }
@@ -174,6 +178,10 @@ func (f *Fetcher) attempt(ctx context.Context, req Request) (*Page, *Error) {
 		return nil, fail(err, 0, errTransient(err))
 	}
 	defer resp.Body.Close()
+	if target := redirectTarget(req, resp); target != "" {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // let the connection be reused
+		return &Page{URL: resp.Request.URL.String(), Status: resp.StatusCode, Redirect: target}, nil
+	}
 	if resp.StatusCode == http.StatusNotModified && !req.Validators.IsZero() {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		return notModified(req, resp), nil
@@ -203,6 +211,9 @@ func (f *Fetcher) newHTTPRequest(ctx context.Context, req Request) (*http.Reques
 	hreq, err := http.NewRequestWithContext(ctx, method, req.URL, body)
 	if err != nil {
 		return nil, err
+	}
+	if req.OneHop && body == nil {
+		hreq.Body = noResend{}
 	}
 	ua := req.UserAgent
 	if ua == "" {
@@ -235,10 +246,54 @@ func (f *Fetcher) client(req Request) *http.Client {
 	return &http.Client{Transport: rt, Jar: req.Jar, Timeout: timeout, CheckRedirect: f.checkRedirect(req)}
 }
 
+// noResend is the empty body of a OneHop request. net/http's Transport
+// sends a GET again on its own when the connection it reused broke after
+// the request was written (golang/go#48438), and the site then sees two
+// requests where the caller's rules allowed one; it does not resend a
+// request whose body it cannot replay (no GetBody). The Transport finds
+// the body empty before it writes the request, so none is sent.
+type noResend struct{}
+
+func (noResend) Read([]byte) (int, error) { return 0, io.EOF }
+
+func (noResend) Close() error { return nil }
+
+// MaxRedirects is the most redirects a page may take (Options.MaxRedirects),
+// for callers that follow a Request.OneHop page's Redirect themselves.
+func (f *Fetcher) MaxRedirects() int { return f.opts.MaxRedirects }
+
+// redirectTarget is the absolute target of a OneHop request's redirect,
+// or "" when resp is not one (or names no target, which then fails as the
+// status it is).
+func redirectTarget(req Request, resp *http.Response) string {
+	if !req.OneHop {
+		return ""
+	}
+	switch resp.StatusCode {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+	default:
+		return ""
+	}
+	loc := resp.Header.Get("Location")
+	if loc == "" {
+		return ""
+	}
+	target, err := resp.Request.URL.Parse(loc)
+	if err != nil {
+		return ""
+	}
+	target.Fragment, target.RawFragment = "", ""
+	return target.String()
+}
+
 // checkRedirect bounds the redirects followed and keeps them on the hosts
-// req.AllowHost accepts.
+// req.AllowHost accepts; a OneHop request follows none.
 func (f *Fetcher) checkRedirect(req Request) func(*http.Request, []*http.Request) error {
 	return func(next *http.Request, via []*http.Request) error {
+		if req.OneHop {
+			return http.ErrUseLastResponse
+		}
 		if len(via) > f.opts.MaxRedirects {
 			return ErrTooManyRedirects
 		}

@@ -51,6 +51,17 @@ type Request struct {
 	// ErrNotHTML without downloading the body.
 	AllowNonHTML bool
 
+	// OneHop makes the request exactly one request on the wire, for a
+	// caller that keeps rules per request (its host's budget, robots.txt):
+	// no redirect is followed (a 3xx answer with a Location comes back as
+	// a Page whose Redirect is the target, resolved against URL, with no
+	// body, for the caller to request as a page of its own), and the
+	// Transport does not send the request again on its own when the
+	// connection it reused broke (the caller retries it, through its
+	// rules). Without it, redirects are followed within the request, up
+	// to Options.MaxRedirects, to the hosts AllowHost accepts.
+	OneHop bool
+
 	// AllowHost decides which hosts a redirect may lead to; it gets the
 	// lowercase host name without port. A refused hop is not followed and
 	// the fetch fails with ErrOffsiteRedirect. Nil allows any host. The
