@@ -11,7 +11,7 @@ import (
 // benchHostsFlags maps the many-host benchmark's option fields to its flags.
 var benchHostsFlags = fieldFlags{"Hosts": "hosts", "Slaves": "slaves", "DetailsPerHost": "details-per-host",
 	"ListPages": "list-pages", "Latency": "latency", "FaultEvery": "fault-every", "Rounds": "rounds",
-	"BusyLoops": "busy-loops", "Timeout": "timeout", "RedisURL": "redis", "Format": "format"}
+	"BusyLoops": "busy-loops", "Timeout": "timeout", "Tap": "tap", "RedisURL": "redis", "Format": "format"}
 
 func newBenchHostsCmd() *cobra.Command {
 	opts := bench.DefaultHostsOptions()
@@ -68,6 +68,7 @@ to measure on a busy machine.`,
 	fs.IntVar(&opts.FaultEvery, "fault-every", opts.FaultEvery, "every n-th detail page is faulty (0: none)")
 	fs.IntVar(&opts.Rounds, "rounds", opts.Rounds, "how often each row is measured")
 	fs.IntVar(&opts.BusyLoops, "busy-loops", 0, "shells spinning in a loop throughout, to measure on a busy machine")
+	fs.BoolVar(&opts.Tap, "tap", false, "count each process's commands and round trips with a loopback proxy in front of Redis")
 	fs.DurationVar(&opts.Timeout, "timeout", opts.Timeout, "limit for one crawl")
 	fs.StringVar(&opts.RedisURL, "redis", defaultRedis, "Redis URL of one server")
 	fs.StringVar(&redisServer, "redis-server", "", "start this redis-server executable on a loopback port for the benchmark alone, instead of using --redis")

@@ -16,13 +16,18 @@ func WriteHosts(w io.Writer, f Format, rep HostsReport) error {
 }
 
 // HostsTables are the many-host benchmark's tables: a row per crawl, then
-// where Redis's commands per page come from, by command.
+// where Redis's commands per page come from, by command and, when tapped,
+// by the command each process sent.
 func HostsTables(rep HostsReport) []Table {
 	results := make([]CrawlResult, len(rep.Runs))
 	for i, r := range rep.Runs {
 		results[i] = r.Crawl
 	}
-	return []Table{hostsTable(rep), redisBreakdown(results)}
+	out := []Table{hostsTable(rep), redisBreakdown(results)}
+	if len(results) > 0 && results[0].Tapped {
+		out = append(out, sentBreakdown(results))
+	}
+	return out
 }
 
 func hostsTable(rep HostsReport) Table {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -38,6 +39,7 @@ type HostView struct {
 	PeakSecond int
 	// BusiestAt is when that second began, since the first request any
 	// host of the site saw; BusiestPaths are the paths that arrived in it,
+	// each with its arrival in the second (e.g. "/detail/7 (+200 ms)"),
 	// in order.
 	BusiestAt    time.Duration
 	BusiestPaths []string
@@ -60,7 +62,8 @@ func viewOf(host string, reqs []siteRequest) HostView {
 	if most > 0 {
 		v.BusiestAt = arrivals[first]
 		for _, r := range reqs[first : first+most] {
-			v.BusiestPaths = append(v.BusiestPaths, r.path)
+			at := (r.arrived - v.BusiestAt).Milliseconds()
+			v.BusiestPaths = append(v.BusiestPaths, fmt.Sprintf("%s (+%d ms)", r.path, at))
 		}
 	}
 	return v

@@ -82,7 +82,8 @@ func TestViewOf(t *testing.T) {
 	}
 	v := viewOf("127.0.0.2", reqs)
 	want := HostView{Host: "127.0.0.2", Requests: 8, LoopHops: 3, PeakInFlight: 4, PeakSecond: 6, BusiestAt: 0,
-		BusiestPaths: []string{"/robots.txt", "/list/1", "/loop/1", "/loop/2", "/loop/3", "/detail/1"}}
+		BusiestPaths: []string{"/robots.txt (+0 ms)", "/list/1 (+200 ms)", "/loop/1 (+400 ms)", "/loop/2 (+410 ms)",
+			"/loop/3 (+420 ms)", "/detail/1 (+430 ms)"}}
 	if !reflect.DeepEqual(v, want) {
 		t.Errorf("viewOf =\n%+v, want\n%+v", v, want)
 	}
