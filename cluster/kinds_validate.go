@@ -187,9 +187,14 @@ func oneSelector(path string, jsonPage bool, sels ...selector) (selector, error)
 
 // checkSelectorOf compiles a css or xpath selector the way extraction
 // will; json and jsonld paths are gjson paths, which have no syntax
-// errors, only paths that resolve to nothing.
+// errors, only paths that resolve to nothing, and modifiers a page could
+// make cost more than the page (CheckJSONPath).
 func checkSelectorOf(path string, sel selector) error {
 	switch sel.key {
+	case "json", "jsonld":
+		if err := CheckJSONPath(sel.value); err != nil {
+			return fmt.Errorf("%s.%s: %w", path, sel.key, err)
+		}
 	case "css":
 		if err := checkSelector(sel.value); err != nil {
 			return fmt.Errorf("%s.css: %w", path, err)
