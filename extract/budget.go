@@ -18,9 +18,9 @@ var ErrLimit = errors.New("extraction work limit reached")
 const FailureLimit = "extract_limit"
 
 // FailureKind is the failure kind of a page whose extraction failed with
-// err: FailureLimit for ErrLimit, else "".
+// err: FailureLimit for ErrLimit and ErrTooDeep, else "".
 func FailureKind(err error) string {
-	if errors.Is(err, ErrLimit) {
+	if errors.Is(err, ErrLimit) || errors.Is(err, ErrTooDeep) {
 		return FailureLimit
 	}
 	return ""
@@ -61,8 +61,11 @@ type meter struct {
 	err   error // why the work stopped: ErrLimit or the context's error
 }
 
+// newMeter returns a meter that looks at ctx on its first charge, so a
+// page whose process is stopping is not started, then every checkEvery
+// units.
 func newMeter(ctx context.Context, limit int64) *meter {
-	return &meter{ctx: ctx, limit: limit, check: checkEvery}
+	return &meter{ctx: ctx, limit: limit}
 }
 
 // charge counts n units of work about to be done; false means stop (see

@@ -3,7 +3,6 @@ package extract
 import (
 	"errors"
 	"fmt"
-	"math"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -22,6 +21,8 @@ var (
 	errNoDate     = errors.New("not a date in a known format")
 	errNoBool     = errors.New("not true/false, yes/no, on/off or 1/0")
 	errNoURL      = errors.New("not an http(s) URL")
+	errHex        = errors.New("a hexadecimal number, which is not read")
+	errOutOfRange = errors.New("out of range")
 )
 
 // convert converts one selected value to the field's type; base resolves
@@ -48,26 +49,47 @@ const groupSpaces = " \u00a0\u202f\u2009'’"
 
 // ParseNumber reads the first number in s as prices and counts are
 // written: "$1,299.00", "1.299,00 €", "1 299,50 zł", "¥12,000", "USD 12.5",
-// "-3.5%". Of '.' and ',', the last is the decimal separator when both
-// appear, or when it is followed by other than three digits (or comes
-// after a lone 0); otherwise they group thousands. Spaces and apostrophes
-// only group.
+// "-3.5%", "1.5e3". Of '.' and ',', the last is the decimal separator when
+// both appear, or when it is followed by other than three digits (or
+// comes after a lone 0); otherwise they group thousands. Spaces and
+// apostrophes only group. An exponent ("e18", "E-3") right after the
+// digits scales the number; a hexadecimal number ("0x1F") is not read, nor
+// one too large for a float64.
 func ParseNumber(s string) (float64, error) {
+	d, err := readDecimal(s)
+	if err != nil {
+		return 0, err
+	}
+	return d.float()
+}
+
+// readDecimal reads the first number in s (see ParseNumber).
+func readDecimal(s string) (decimal, error) {
 	start := strings.IndexFunc(s, func(r rune) bool { return '0' <= r && r <= '9' })
 	if start < 0 {
-		return 0, errNoNumber
+		return decimal{}, errNoNumber
 	}
-	neg := negative(s[:start])
-	groups, seps := numberGroups(s[start:])
-	digits := decimalDigits(groups, seps)
-	v, err := strconv.ParseFloat(digits, 64)
-	if err != nil {
-		return 0, errNoNumber
+	if hexPrefix(s[start:]) {
+		return decimal{}, errHex
 	}
-	if neg {
-		v = -v
+	groups, seps, end := numberGroups(s[start:])
+	d := decimalOf(groups, seps)
+	d.neg = negative(s[:start])
+	exp, ok := exponent(s[start+end:])
+	if !ok {
+		return decimal{}, errOutOfRange
 	}
-	return v, nil
+	d.exp = exp
+	return d, nil
+}
+
+// hexPrefix reports a number written as 0x followed by a hex digit.
+func hexPrefix(s string) bool {
+	return len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && isHexDigit(s[2])
+}
+
+func isHexDigit(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 // negative reports whether the text before a number ends in a minus sign,
@@ -87,9 +109,10 @@ func negative(before string) bool {
 }
 
 // numberGroups splits the number at the start of s into its runs of
-// digits and the single separators between them. A grouping space must
-// be followed by exactly three digits, so "2 3" is two numbers.
-func numberGroups(s string) (groups []string, seps []rune) {
+// digits and the single separators between them, and says where it ends.
+// A grouping space must be followed by exactly three digits, so "2 3" is
+// two numbers.
+func numberGroups(s string) (groups []string, seps []rune, end int) {
 	i := 0
 	for {
 		j := i
@@ -98,7 +121,7 @@ func numberGroups(s string) (groups []string, seps []rune) {
 		}
 		groups = append(groups, s[i:j])
 		if j == len(s) {
-			return groups, seps
+			return groups, seps, j
 		}
 		sep, size := utf8.DecodeRuneInString(s[j:])
 		k := j + size
@@ -108,16 +131,16 @@ func numberGroups(s string) (groups []string, seps []rune) {
 		}
 		spaced := strings.ContainsRune(groupSpaces, sep)
 		if n == 0 || (sep != '.' && sep != ',' && !spaced) || (spaced && n != 3) {
-			return groups, seps
+			return groups, seps, j
 		}
 		seps = append(seps, sep)
 		i = k
 	}
 }
 
-// decimalDigits joins the groups, with a '.' where the decimal separator
-// is.
-func decimalDigits(groups []string, seps []rune) string {
+// decimalOf joins the groups into a decimal, its point where the decimal
+// separator is.
+func decimalOf(groups []string, seps []rune) decimal {
 	dec := -1 // the separator that marks the decimals
 	last := -1
 	kinds := map[rune]bool{}
@@ -136,14 +159,13 @@ func decimalDigits(groups []string, seps []rune) string {
 	case len(groups[last+1]) != 3 || groups[last] == "0":
 		dec = last
 	}
-	var b strings.Builder
-	for i, g := range groups {
-		if i > 0 && i-1 == dec {
-			b.WriteByte('.')
-		}
-		b.WriteString(g)
+	var d decimal
+	d.digits = strings.Join(groups, "")
+	d.point = len(d.digits)
+	if dec >= 0 {
+		d.point = len(strings.Join(groups[:dec+1], ""))
 	}
-	return b.String()
+	return d
 }
 
 func countRune(rs []rune, r rune) int {
@@ -156,16 +178,14 @@ func countRune(rs []rune, r rune) int {
 	return n
 }
 
-// ParseInteger reads a number as ParseNumber does and needs it whole.
+// ParseInteger reads a number as ParseNumber does and needs it whole and
+// within int64, read exactly ("1e18" is 10^18, "1.5e3" 1500).
 func ParseInteger(s string) (int64, error) {
-	v, err := ParseNumber(s)
+	d, err := readDecimal(s)
 	if err != nil {
 		return 0, err
 	}
-	if v != math.Trunc(v) || math.Abs(v) > 1<<53 {
-		return 0, errNotInteger
-	}
-	return int64(v), nil
+	return d.integer()
 }
 
 // dateLayouts are the formats ParseDate reads, tried in order. A layout

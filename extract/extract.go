@@ -114,7 +114,16 @@ func (d *Document) Links(rule *cluster.LinkRule) []string {
 	}
 	out := refs[:0]
 	for _, ref := range refs {
-		if abs, err := d.base.Parse(ref); err != nil || l.admits(abs.String()) {
+		abs, err := d.base.Parse(ref)
+		if err != nil {
+			out = append(out, ref)
+			continue
+		}
+		admitted, err := p.admits(l, abs.String())
+		if err != nil {
+			return nil
+		}
+		if admitted {
 			out = append(out, ref)
 		}
 	}

@@ -1,7 +1,7 @@
 package extract
 
 import (
-	"regexp"
+	"net/url"
 
 	"github.com/crawler-dev/crawler/cluster"
 )
@@ -12,7 +12,7 @@ type fieldRule struct {
 	sel      selectorRule
 	attr     string
 	all      bool
-	regex    *regexp.Regexp
+	regex    *pattern
 	typ      string
 	required bool
 }
@@ -42,7 +42,9 @@ func (p *page) field(f *fieldRule, res *Result) error {
 	if len(vals) == 0 {
 		res.Empty = append(res.Empty, f.name)
 	}
-	vals = f.cut(vals)
+	if vals, err = p.cut(f, vals); err != nil {
+		return err
+	}
 	var v any
 	if f.all {
 		v = p.convertAll(f, vals, res)
@@ -58,27 +60,26 @@ func (p *page) field(f *fieldRule, res *Result) error {
 
 // cut applies the field's regex to each value: its first group, or the
 // whole match; a value it does not match is dropped. Without all, only
-// the first value it matches is kept.
-func (f *fieldRule) cut(vals []value) []value {
+// the first value it matches is kept. Each run is charged to the page.
+func (p *page) cut(f *fieldRule, vals []value) ([]value, error) {
 	if f.regex == nil {
-		return vals
+		return vals, nil
 	}
 	var out []value
 	for _, v := range vals {
-		m := f.regex.FindStringSubmatch(v.text)
-		if m == nil {
-			continue
+		cut, ok, err := p.submatch(f.regex, v.text)
+		if err != nil {
+			return nil, err
 		}
-		cut := m[0]
-		if len(m) > 1 {
-			cut = m[1]
+		if !ok {
+			continue
 		}
 		out = append(out, value{text: cut})
 		if !f.all {
 			break
 		}
 	}
-	return out
+	return out, nil
 }
 
 // convertFirst is a field without all: its first value, "" or nil when
@@ -119,23 +120,24 @@ func (p *page) convertAll(f *fieldRule, vals []value, res *Result) any {
 // convertOne converts one value, recording a value that does not convert
 // (nil) in res. A JSON number is read as a number.
 func (p *page) convertOne(f *fieldRule, v value, res *Result) any {
-	if v.num != nil && (f.typ == cluster.TypeNumber || f.typ == cluster.TypeInteger) {
-		n := v.num.Float()
-		if f.typ == cluster.TypeNumber {
-			return n
-		}
-		if i := v.num.Int(); float64(i) == n {
-			return i
-		}
-		res.FieldErrors = append(res.FieldErrors, FieldError{Field: f.name, Reason: conversionError(f.typ, v.text, errNotInteger)})
-		return nil
-	}
-	out, err := convert(f.typ, v.text, p.base)
+	out, err := convertValue(f.typ, v, p.base)
 	if err != nil {
 		res.FieldErrors = append(res.FieldErrors, FieldError{Field: f.name, Reason: conversionError(f.typ, v.text, err)})
 		return nil
 	}
 	return out
+}
+
+// convertValue converts one value to a type; a JSON number is read with
+// JSON's syntax, not as text (where "1.000" groups thousands).
+func convertValue(typ string, v value, base *url.URL) (any, error) {
+	switch {
+	case v.num && typ == cluster.TypeNumber:
+		return jsonNumber(v.text)
+	case v.num && typ == cluster.TypeInteger:
+		return jsonInteger(v.text)
+	}
+	return convert(typ, v.text, base)
 }
 
 // missing reports whether a field's value counts as absent for required.

@@ -1,108 +1,63 @@
 package extract
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/tidwall/gjson"
-	"golang.org/x/net/html"
-	"golang.org/x/net/html/atom"
 )
 
-// jsonValues returns the values at a gjson path of a JSON document: a
-// list at the path gives its elements (so "items.#.url" gives each
-// item's url), anything else itself; nothing when the path resolves to
-// nothing.
-func jsonValues(doc []byte, path string) []gjson.Result {
-	return flatten(gjson.GetBytes(doc, path))
+// pathCost is how many passes over a document a gjson path may take:
+// one, plus one for each list it maps over ('#'), each modifier ('@') and
+// each pipe ('|', which reads a result again). The passes are charged
+// before the path runs.
+func pathCost(path string) int64 {
+	return 1 + int64(strings.Count(path, "#")+strings.Count(path, "@")+strings.Count(path, "|"))
 }
 
-func flatten(r gjson.Result) []gjson.Result {
+// docCost is the charge for reading a document of n bytes once: the
+// units of a JSON page's budget (one an element, an element every 16
+// bytes).
+func docCost(n int) int64 { return int64(n)/16 + 1 }
+
+// jsonPathValues returns the values at a gjson path of a JSON document,
+// charged to the page's meter: a list at the path gives its elements (so
+// "items.#.url" gives each item's url, and lists within lists their
+// elements), anything else itself; nothing when the path resolves to
+// nothing or to null.
+func (p *page) jsonPathValues(doc string, path string) ([]value, error) {
+	if !p.m.charge(docCost(len(doc)) * pathCost(path)) {
+		return nil, p.m.err
+	}
+	return p.values(gjson.Get(doc, path))
+}
+
+// values are a gjson result's values (see jsonPathValues), read in one
+// pass whatever the nesting.
+func (p *page) values(r gjson.Result) ([]value, error) {
 	if !r.Exists() || r.Type == gjson.Null {
-		return nil
+		return nil, nil
 	}
-	if r.IsArray() {
-		var out []gjson.Result
-		for _, e := range r.Array() {
-			out = append(out, flatten(e)...)
+	if !r.IsArray() {
+		return []value{jsonValue(r)}, nil
+	}
+	var out []value
+	err := listValues(r.Raw, p.m, func(raw string) {
+		if v := gjson.Parse(raw); v.Type != gjson.Null {
+			out = append(out, jsonValue(v))
 		}
-		return out
+	})
+	if errors.Is(err, errStopped) {
+		return nil, p.m.err
 	}
-	return []gjson.Result{r}
+	return out, err
 }
 
-// jsonText is a JSON value as field text: a string as itself, a number,
-// boolean, object or list as its JSON.
-func jsonText(r gjson.Result) string {
+// jsonValue is a JSON value as a field's value: a string as itself, a
+// number, boolean, object or list as its JSON.
+func jsonValue(r gjson.Result) value {
 	if r.Type == gjson.String {
-		return r.Str
+		return value{text: r.Str}
 	}
-	return r.Raw
-}
-
-// jsonLD returns the JSON-LD objects of a page, in document order: each
-// <script type="application/ld+json"> block that is valid JSON, each
-// element of a block that is a list, and each element of a block's
-// @graph, after the block itself.
-func jsonLD(t *tree) []string {
-	var out []string
-	for _, n := range t.nodes {
-		if n.DataAtom != atom.Script || !isJSONLD(n) {
-			continue
-		}
-		var b strings.Builder
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			if c.Type == html.TextNode {
-				b.WriteString(c.Data)
-			}
-		}
-		block := strings.TrimSpace(b.String())
-		if !gjson.Valid(block) {
-			continue
-		}
-		out = append(out, ldObjects(gjson.Parse(block))...)
-	}
-	return out
-}
-
-// ldObjects is a block's objects: a list's elements, an object and the
-// elements of its @graph.
-func ldObjects(r gjson.Result) []string {
-	if r.IsArray() {
-		var out []string
-		for _, e := range r.Array() {
-			out = append(out, ldObjects(e)...)
-		}
-		return out
-	}
-	if !r.IsObject() {
-		return nil
-	}
-	out := []string{r.Raw}
-	if g := r.Get(`\@graph`); g.IsArray() {
-		for _, e := range g.Array() {
-			out = append(out, ldObjects(e)...)
-		}
-	}
-	return out
-}
-
-func isJSONLD(n *html.Node) bool {
-	for _, a := range n.Attr {
-		if a.Key == "type" {
-			t, _, _ := strings.Cut(a.Val, ";")
-			return strings.EqualFold(strings.TrimSpace(t), "application/ld+json")
-		}
-	}
-	return false
-}
-
-// jsonLDValues returns the values at path in the first JSON-LD object
-// where it resolves.
-func jsonLDValues(objects []string, path string) []gjson.Result {
-	for _, o := range objects {
-		if vals := flatten(gjson.Get(o, path)); len(vals) > 0 {
-			return vals
-		}
-	}
-	return nil
+	return value{text: r.Raw, num: r.Type == gjson.Number}
 }

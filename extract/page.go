@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -20,7 +19,7 @@ import (
 type page struct {
 	base *url.URL
 	t    *tree  // nil for a JSON page
-	json []byte // a JSON page's body
+	json string // a JSON page's body
 	m    *meter
 	css  *cssEval
 	ld   []string // the page's JSON-LD objects, once read
@@ -30,15 +29,22 @@ type page struct {
 // errNotJSON is returned for a JSON kind's page that is not JSON.
 var errNotJSON = errors.New("the page is not JSON")
 
+// openJSON opens a JSON page. Its nesting is checked, in one pass without
+// recursion, before gjson's validation, which recurses once per level.
 func openJSON(ctx context.Context, pageURL string, body []byte, b Budget) (*page, error) {
 	base, err := url.Parse(pageURL)
 	if err != nil {
 		return nil, fmt.Errorf("parse page url %q: %w", pageURL, err)
 	}
+	if err := checkDepth(body); err != nil {
+		return nil, fmt.Errorf("%s: %w", pageURL, err)
+	}
 	if !gjson.ValidBytes(body) {
 		return nil, fmt.Errorf("%s: %w", pageURL, errNotJSON)
 	}
-	return &page{base: base, json: body, m: newMeter(ctx, b.limit(len(body)/16))}, nil
+	m := newMeter(ctx, b.limit(len(body)/16))
+	m.charge(2 * docCost(len(body))) // the two passes above
+	return &page{base: base, json: string(body), m: m}, nil
 }
 
 // selectorRule is a compiled selector: exactly one of its fields is set.
@@ -64,8 +70,14 @@ func compileSelector(css, xp, jsonPath, jsonld string) (selectorRule, error) {
 		}
 		return selectorRule{xpath: e}, nil
 	case jsonPath != "":
+		if err := cluster.CheckJSONPath(jsonPath); err != nil {
+			return selectorRule{}, fmt.Errorf("json: %w", err)
+		}
 		return selectorRule{json: jsonPath}, nil
 	case jsonld != "":
+		if err := cluster.CheckJSONPath(jsonld); err != nil {
+			return selectorRule{}, fmt.Errorf("jsonld: %w", err)
+		}
 		return selectorRule{jsonld: jsonld}, nil
 	}
 	return selectorRule{}, errors.New("css: selector is empty")
@@ -75,7 +87,7 @@ func compileSelector(css, xp, jsonPath, jsonld string) (selectorRule, error) {
 // is a JSON number (read as one, not as text).
 type value struct {
 	text string
-	num  *gjson.Result
+	num  bool
 }
 
 // selectValues returns what sel selects on the page, in document order:
@@ -119,33 +131,16 @@ func (p *page) selectItems(sel selectorRule) ([]xpathItem, error) {
 // jsonSelect reads a json path of a JSON page or a jsonld path of an HTML
 // page's JSON-LD.
 func (p *page) jsonSelect(sel selectorRule) ([]value, error) {
-	var results []gjson.Result
 	if sel.json != "" {
-		if p.json == nil {
+		if p.t != nil {
 			return nil, errors.New("json paths read JSON pages (format: json)")
 		}
-		if !p.m.charge(int64(len(p.json)/16 + 1)) {
-			return nil, p.m.err
-		}
-		results = jsonValues(p.json, sel.json)
-	} else {
-		if p.t == nil {
-			return nil, errors.New("jsonld paths read HTML pages")
-		}
-		if !p.read {
-			p.ld, p.read = jsonLD(p.t), true
-		}
-		results = jsonLDValues(p.ld, sel.jsonld)
+		return p.jsonPathValues(p.json, sel.json)
 	}
-	out := make([]value, 0, len(results))
-	for i := range results {
-		v := value{text: jsonText(results[i])}
-		if results[i].Type == gjson.Number {
-			v.num = &results[i]
-		}
-		out = append(out, v)
+	if p.t == nil {
+		return nil, errors.New("jsonld paths read HTML pages")
 	}
-	return out, nil
+	return p.jsonLDValues(sel.jsonld)
 }
 
 // nodeValue is an element's text, or its attribute attr trimmed (href and
@@ -193,7 +188,7 @@ type linkRule struct {
 	spec        cluster.LinkRule
 	sel         selectorRule
 	attr        string
-	allow, deny *regexp.Regexp
+	allow, deny *pattern
 }
 
 func compileLink(l cluster.LinkRule) (*linkRule, error) {
@@ -278,14 +273,23 @@ func (p *page) links(l *linkRule, res *Result, seen map[string]bool) error {
 		return err
 	}
 	res.Found[l.index] = len(refs)
+	baseLen := len(p.base.String())
 	for _, ref := range refs {
+		// resolving and canonicalizing read the link and the base
+		if !p.m.charge(docCost(len(ref) + baseLen)) {
+			return p.m.err
+		}
 		abs, err := p.base.Parse(ref)
 		if err != nil {
 			res.Invalid++
 			continue
 		}
 		abs.Fragment, abs.RawFragment = "", ""
-		if !l.admits(abs.String()) {
+		admitted, err := p.admits(l, abs.String())
+		if err != nil {
+			return err
+		}
+		if !admitted {
 			res.Filtered++
 			continue
 		}
@@ -300,9 +304,4 @@ func (p *page) links(l *linkRule, res *Result, seen map[string]bool) error {
 		}
 	}
 	return nil
-}
-
-// admits reports whether a resolved link passes the rule's allow and deny.
-func (l *linkRule) admits(link string) bool {
-	return (l.allow == nil || l.allow.MatchString(link)) && (l.deny == nil || !l.deny.MatchString(link))
 }

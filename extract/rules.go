@@ -3,7 +3,6 @@ package extract
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"sort"
 
 	"github.com/crawler-dev/crawler/cluster"
@@ -210,16 +209,4 @@ func sortedNames[V any](m map[string]V) []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-// compilePattern compiles an allow, deny or regex pattern ("" is none).
-func compilePattern(key, pattern string) (*regexp.Regexp, error) {
-	if pattern == "" {
-		return nil, nil
-	}
-	re, err := regexp.Compile(pattern)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %q is not a valid regular expression: %v", key, pattern, err)
-	}
-	return re, nil
 }
