@@ -60,10 +60,10 @@ func (b *fileBuilder) HandleUserAgent(_ int, value string) {
 }
 
 // HandleAllow adds an Allow rule to the current group.
-func (b *fileBuilder) HandleAllow(_ int, value string) { b.addRule(rule{allow: true, pattern: value}) }
+func (b *fileBuilder) HandleAllow(_ int, value string) { b.addRule(newRule(true, value)) }
 
 // HandleDisallow adds a Disallow rule to the current group.
-func (b *fileBuilder) HandleDisallow(_ int, value string) { b.addRule(rule{pattern: value}) }
+func (b *fileBuilder) HandleDisallow(_ int, value string) { b.addRule(newRule(false, value)) }
 
 func (b *fileBuilder) addRule(r rule) {
 	g := b.current()

@@ -91,6 +91,9 @@ func New(rdb redis.UniversalClient, get Getter, opts Options, log *zap.Logger) (
 // or ctx ending; any robots.txt body, status or network failure gives a
 // Decision.
 func (c *Cache) Check(ctx context.Context, rawURL, userAgent string) (Decision, error) {
+	if err := ctx.Err(); err != nil {
+		return Decision{}, err // a caller checking many links stops with its context
+	}
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return Decision{}, fmt.Errorf("robots check %q: %w", rawURL, ErrURL)

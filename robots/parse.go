@@ -19,10 +19,12 @@ const MaxBodyBytes = 500 << 10
 // immutable and safe for concurrent use.
 //
 // Lines are tokenised and paths escaped by grobotstxt (a port of Google's
-// reference parser, the lineage RFC 9309 standardised) and patterns are
-// matched with its Matches; File keeps the groups itself so that a file is
-// parsed once, not once per URL, and so that Crawl-delay, which Google's
-// matcher ignores, is kept too.
+// reference parser, the lineage RFC 9309 standardised); File keeps the
+// groups itself so that a file is parsed once, not once per URL, and so
+// that Crawl-delay, which Google's matcher ignores, is kept too. Patterns
+// are compiled once and matched as Google's Matches does, but in linear
+// time (see pattern): Google's matcher is quadratic in the pattern and
+// the path.
 type File struct {
 	groups []group
 }
@@ -42,10 +44,24 @@ type agentRun struct {
 }
 
 // rule is one Allow or Disallow line; pattern is escaped as RFC 9309 §2.2.2
-// asks (non-ASCII percent-encoded, escapes in upper case).
+// asks (non-ASCII percent-encoded, escapes in upper case). compiled is the
+// pattern compiled, dir the pattern of the directory an Allow of
+// ".../index.htm..." allows too, or nil.
 type rule struct {
-	allow   bool
-	pattern string
+	allow    bool
+	pattern  string
+	compiled *pattern
+	dir      *pattern
+}
+
+// newRule compiles an Allow or Disallow line.
+func newRule(allow bool, p string) rule {
+	r := rule{allow: allow, pattern: p, compiled: compilePattern(p)}
+	slash := strings.LastIndexByte(p, '/')
+	if allow && slash >= 0 && strings.HasPrefix(p[slash:], "/index.htm") {
+		r.dir = compilePattern(p[:slash+1] + "$")
+	}
+	return r
 }
 
 // Parse parses a robots.txt body. It accepts any bytes: what does not look
@@ -77,8 +93,15 @@ func truncate(body []byte) []byte {
 // The groups naming the token are merged; if none does, the "*" groups
 // apply; if none of those either, everything is allowed. Among the rules
 // that match, the longest pattern wins and an Allow wins a tie (RFC 9309
-// §2.2.2).
+// §2.2.2). A check whose matching would pass MaxMatchWork stops there
+// and answers false: the file's rules could not all be read for path.
 func (f *File) Allowed(token, path string) bool {
+	allowed, _ := f.allowed(token, path)
+	return allowed
+}
+
+// allowed is Allowed, and the work it took.
+func (f *File) allowed(token, path string) (allowed bool, work int) {
 	specific, global := verdict{-1, -1}, verdict{-1, -1}
 	seenSpecific := false
 	for i := range f.groups {
@@ -93,16 +116,18 @@ func (f *File) Allowed(token, path string) bool {
 			v = &specific
 		}
 		for _, r := range g.rules {
-			v.add(r, path)
+			if v.add(r, path, &work); work > MaxMatchWork {
+				return false, work
+			}
 		}
 	}
 	if specific.matched() {
-		return specific.allowed()
+		return specific.allowed(), work
 	}
 	if seenSpecific {
-		return true
+		return true, work
 	}
-	return global.allowed()
+	return global.allowed(), work
 }
 
 // CrawlDelay is the Crawl-delay the groups that apply to token ask for (the
@@ -167,8 +192,8 @@ type verdict struct {
 	allow, disallow int // length of the longest match, -1 for none
 }
 
-func (v *verdict) add(r rule, path string) {
-	p := priority(r, path)
+func (v *verdict) add(r rule, path string, work *int) {
+	p := priority(r, path, work)
 	if r.allow {
 		v.allow = max(v.allow, p)
 	} else {
@@ -184,19 +209,12 @@ func (v *verdict) allowed() bool { return !v.matched() || v.allow >= v.disallow 
 // priority is the length of r's pattern if it matches path, else -1.
 // As in Google's parser, an Allow of ".../index.htm..." also allows its
 // directory ("/a/index.html" allows "/a/").
-func priority(r rule, path string) int {
-	if grobotstxt.Matches(path, r.pattern) {
+func priority(r rule, path string, work *int) int {
+	if r.compiled.matches(path, work) {
 		return len(r.pattern)
 	}
-	if !r.allow {
-		return -1
-	}
-	slash := strings.LastIndexByte(r.pattern, '/')
-	if slash >= 0 && strings.HasPrefix(r.pattern[slash:], "/index.htm") {
-		dir := r.pattern[:slash+1] + "$"
-		if grobotstxt.Matches(path, dir) {
-			return len(dir)
-		}
+	if r.dir != nil && r.dir.matches(path, work) {
+		return strings.LastIndexByte(r.pattern, '/') + 2 // the directory and '$'
 	}
 	return -1
 }
