@@ -131,8 +131,8 @@ func (s *JobSpec) validateLimits() error {
 		return fmt.Errorf("max_retries: %d is outside 0..%d", s.MaxRetries, MaxRetriesLimit)
 	case s.RecrawlEvery < 0:
 		return fmt.Errorf("recrawl_every: %s is negative", s.RecrawlEvery)
-	case s.RecrawlEvery > 0 && s.RecrawlEvery < Duration(time.Second):
-		return fmt.Errorf("recrawl_every: %s is shorter than 1s", s.RecrawlEvery)
+	case s.RecrawlEvery > 0 && s.RecrawlEvery < Duration(MinRoundInterval):
+		return fmt.Errorf("recrawl_every: %s is shorter than %s", s.RecrawlEvery, MinRoundInterval)
 	}
 	return nil
 }

@@ -37,10 +37,54 @@ func (s *JobSpec) validateSchedule() error {
 		return errors.New("schedule and recrawl_every: set one or the other, not both " +
 			"(schedule starts rounds at fixed times, recrawl_every a while after the last round finished)")
 	}
-	if _, err := ParseSchedule(s.Schedule); err != nil {
+	sched, err := ParseSchedule(s.Schedule)
+	if err != nil {
 		return fmt.Errorf("schedule: %q is not a cron expression (e.g. \"0 3 * * *\", 03:00 UTC daily): %v", s.Schedule, err)
 	}
+	if err := checkEvery(s.Schedule); err != nil {
+		return err
+	}
+	if sched.Next(time.Now()).IsZero() {
+		return fmt.Errorf("schedule: %q never fires: %s", s.Schedule, neverWhy(s.Schedule))
+	}
 	return nil
+}
+
+// MinRoundInterval is the shortest time between rounds that recrawl_every
+// and a schedule's @every may ask for.
+const MinRoundInterval = time.Second
+
+// checkEvery refuses "@every D" with D below MinRoundInterval (the cron
+// library makes "@every 0s" a round every second).
+func checkEvery(expr string) error {
+	fields := scheduleFields(expr)
+	if len(fields) != 2 || fields[0] != "@every" {
+		return nil
+	}
+	d, err := time.ParseDuration(fields[1])
+	if err == nil && d < MinRoundInterval {
+		return fmt.Errorf("schedule: %q: @every %s is shorter than %s", expr, fields[1], MinRoundInterval)
+	}
+	return nil
+}
+
+// scheduleFields are the fields of a schedule without its time zone.
+func scheduleFields(expr string) []string {
+	fields := strings.Fields(expr)
+	if len(fields) > 0 && (strings.HasPrefix(fields[0], "CRON_TZ=") || strings.HasPrefix(fields[0], "TZ=")) {
+		fields = fields[1:]
+	}
+	return fields
+}
+
+// neverWhy says which fields of a schedule that never fires never meet:
+// only a day of the month that no month of the expression has can do it
+// (the cron library looks five years ahead).
+func neverWhy(expr string) string {
+	if f := scheduleFields(expr); len(f) == 5 {
+		return fmt.Sprintf("its day-of-month (%s) never falls in its month (%s) within five years", f[2], f[3])
+	}
+	return "no time within five years matches it"
 }
 
 // NextRound is when the round after one that finished at finished starts:

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -75,5 +76,28 @@ func TestNextRound_missedRunsOnce(t *testing.T) {
 	caughtUp := back.Add(10 * time.Minute) // the one catch-up round finished
 	if next := spec.NextRound(caughtUp); !next.Equal(time.Date(2026, 1, 5, 3, 0, 0, 0, time.UTC)) {
 		t.Errorf("after the catch-up round the next is %s, want tomorrow 03:00", next)
+	}
+}
+
+// TestSchedule_neverOrTooOften (issue 29, item 8): a schedule that never
+// fires ("0 0 30 2 *" was accepted and never ran a round) is refused,
+// naming the fields that never meet, and so is @every below
+// MinRoundInterval ("@every 0s" ran a round every second).
+func TestSchedule_neverOrTooOften(t *testing.T) {
+	for _, tc := range []struct{ schedule, want string }{
+		{"0 0 30 2 *", `schedule: "0 0 30 2 *" never fires: its day-of-month (30) never falls in its month (2)`},
+		{"CRON_TZ=Asia/Shanghai 0 0 31 4,6,9,11 *", "day-of-month (31) never falls in its month (4,6,9,11)"},
+		{"@every 0s", `schedule: "@every 0s": @every 0s is shorter than 1s`},
+		{"TZ=UTC @every 500ms", "@every 500ms is shorter than 1s"},
+	} {
+		_, err := parseJob(t, fmt.Sprintf("schedule: %q\n", tc.schedule))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("schedule %q: error %v, want one saying %q", tc.schedule, err, tc.want)
+		}
+	}
+	for _, ok := range []string{"0 0 29 2 *", "0 0 31 2 1", "@every 1s", "@every 6h", "@yearly"} {
+		if _, err := parseJob(t, fmt.Sprintf("schedule: %q\n", ok)); err != nil {
+			t.Errorf("schedule %q: %v", ok, err)
+		}
 	}
 }
