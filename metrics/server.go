@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/internal/hostguard"
 )
 
 // shutdownTimeout bounds how long a Server waits for scrapes in progress
@@ -18,7 +19,11 @@ const shutdownTimeout = 5 * time.Second
 
 // Server serves a Registry over HTTP: /metrics in the Prometheus exposition
 // formats and /healthz ("ok"). It runs until the context given to Serve
-// ends or Close is called.
+// ends or Close is called. A request for anything but /healthz whose Host
+// header does not name the server (an IP address, localhost, the listen
+// address's host, this machine's name or a WithAllowedHosts name) is
+// refused with 421: a page whose name is rebound to the listener's
+// address (DNS rebinding) cannot read the metrics or the profiles.
 type Server struct {
 	srv  *http.Server
 	addr string
@@ -42,18 +47,14 @@ func Serve(ctx context.Context, addr string, r *Registry, opts ...ServeOption) (
 	if err != nil {
 		return nil, fmt.Errorf("metrics listen: %w", err)
 	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", r.Handler())
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = w.Write([]byte("ok\n"))
-	})
+	c := serveConfig{mux: http.NewServeMux()}
+	c.mux.Handle("GET /metrics", r.Handler())
 	for _, o := range opts {
-		o(mux)
+		o(&c)
 	}
 	ctx, stop := context.WithCancel(ctx)
 	s := &Server{
-		srv:  &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute},
+		srv:  &http.Server{Handler: c.handler(ln.Addr().String()), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute},
 		addr: ln.Addr().String(),
 		stop: stop,
 		done: make(chan struct{}),
@@ -62,15 +63,45 @@ func Serve(ctx context.Context, addr string, r *Registry, opts ...ServeOption) (
 	return s, nil
 }
 
-// ServeOption adds handlers to what a Server serves.
-type ServeOption func(*http.ServeMux)
+// ServeOption adds to what a Server serves or answers to.
+type ServeOption func(*serveConfig)
+
+// serveConfig is what the options of Serve build.
+type serveConfig struct {
+	mux   *http.ServeMux
+	hosts []string // allowed Host names besides the defaults
+}
+
+// handler serves /healthz to anyone and the rest behind the Host check.
+func (c *serveConfig) handler(addr string) http.Handler {
+	guarded := hostguard.Handler(c.mux, hostguard.Options{Addr: addr, Allowed: c.hosts,
+		Refusal: func(host string) string {
+			return "this metrics listener does not answer to the host name " + host +
+				" (allow it with --metrics-host " + host + ")"
+		}})
+	root := http.NewServeMux()
+	root.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	root.Handle("/", guarded)
+	return root
+}
+
+// WithAllowedHosts adds host names a request's Host header may give
+// besides IP addresses, localhost, the listen address's host and this
+// machine's name: the names a Prometheus server scrapes the process by.
+func WithAllowedHosts(hosts ...string) ServeOption {
+	return func(c *serveConfig) { c.hosts = append(c.hosts, hosts...) }
+}
 
 // WithProfiles serves the Go runtime's profiles at /debug/pprof/ beside
 // /metrics (CPU, heap, goroutines, ...: go tool pprof reads them), for
 // finding where a process spends its time. A CPU profile costs while it
 // runs; the address should stay on loopback.
 func WithProfiles() ServeOption {
-	return func(mux *http.ServeMux) {
+	return func(c *serveConfig) {
+		mux := c.mux
 		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
 		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)

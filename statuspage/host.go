@@ -1,11 +1,9 @@
 package statuspage
 
 import (
-	"net"
 	"net/http"
-	"net/netip"
-	"os"
-	"strings"
+
+	"github.com/crawler-dev/crawler/internal/hostguard"
 )
 
 // checkHost answers 421 to a request whose Host header does not name this
@@ -14,33 +12,9 @@ import (
 // whose name is rebound to our address (DNS rebinding) sends its own name
 // and is refused, so it cannot read /api/status.
 func checkHost(next http.Handler, opts Options) http.Handler {
-	allowed := map[string]bool{"localhost": true}
-	if h, _, err := net.SplitHostPort(opts.Addr); err == nil && h != "" {
-		allowed[normalHost(h)] = true
-	}
-	if h, err := os.Hostname(); err == nil && h != "" {
-		allowed[normalHost(h)] = true
-	}
-	for _, h := range opts.AllowedHosts {
-		allowed[normalHost(h)] = true
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host := r.Host
-		if h, _, err := net.SplitHostPort(host); err == nil {
-			host = h
-		}
-		host = normalHost(host)
-		if _, err := netip.ParseAddr(host); err != nil && !allowed[host] && !strings.HasSuffix(host, ".localhost") {
-			http.Error(w, "this status page does not answer to the host name "+host+
-				" (allow it with the status page's allowed hosts, e.g. --http-host "+host+")", http.StatusMisdirectedRequest)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// normalHost is a host name in lower case, without brackets or a
-// trailing dot.
-func normalHost(h string) string {
-	return strings.TrimSuffix(strings.ToLower(strings.Trim(h, "[]")), ".")
+	return hostguard.Handler(next, hostguard.Options{Addr: opts.Addr, Allowed: opts.AllowedHosts,
+		Refusal: func(host string) string {
+			return "this status page does not answer to the host name " + host +
+				" (allow it with the status page's allowed hosts, e.g. --http-host " + host + ")"
+		}})
 }

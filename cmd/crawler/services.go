@@ -52,13 +52,15 @@ func listenAddr(addr string) string {
 // metricsFlag is --metrics: where a process serves /metrics.
 type metricsFlag struct {
 	addr     string
-	profiles bool // --pprof
+	profiles bool     // --pprof
+	hosts    []string // --metrics-host
 }
 
 func (m *metricsFlag) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&m.addr, "metrics", "", "serve Prometheus /metrics on this address (e.g. "+metrics.DefaultAddr+
 		"; a bare port means 127.0.0.1, 0.0.0.0:PORT every interface); empty: off")
 	cmd.Flags().BoolVar(&m.profiles, "pprof", false, "with --metrics: also serve Go's runtime profiles at /debug/pprof/ on that address (for go tool pprof)")
+	cmd.Flags().StringArrayVar(&m.hosts, "metrics-host", nil, "a host name --metrics answers to besides IP addresses, localhost and this machine's name (repeatable); any other Host is refused (DNS rebinding)")
 }
 
 // registry returns the process's metrics registry, or nil when --metrics
@@ -84,7 +86,7 @@ func (m *metricsFlag) serve(ctx context.Context, reg *metrics.Registry, log *zap
 	if reg == nil || m.addr == "" {
 		return nil, nil
 	}
-	var opts []metrics.ServeOption
+	opts := []metrics.ServeOption{metrics.WithAllowedHosts(m.hosts...)}
 	if m.profiles {
 		opts = append(opts, metrics.WithProfiles())
 	}
