@@ -148,7 +148,10 @@ func (w *Walker) read(ctx context.Context, sm string, st *Stats, page func(Page)
 		st.fail(fmt.Errorf("%s: %w", sm, err))
 		return nil, nil
 	}
-	f, err := Parse(body)
+	f, err := Parse(ctx, body)
+	if err != nil && ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
 	if err != nil {
 		st.fail(fmt.Errorf("%s: %w", sm, err))
 		return nil, nil
