@@ -25,6 +25,8 @@ func ParseSchedule(expr string) (cron.Schedule, error) {
 	expr = strings.TrimSpace(expr)
 	if !strings.HasPrefix(expr, "CRON_TZ=") && !strings.HasPrefix(expr, "TZ=") {
 		expr = "CRON_TZ=UTC " + expr // the library's default is the machine's zone
+	} else if !strings.Contains(expr, " ") {
+		return nil, errors.New("a time zone and no schedule after it") // the library panics on "TZ="
 	}
 	return cron.ParseStandard(expr)
 }

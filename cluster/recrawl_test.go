@@ -89,6 +89,7 @@ func TestSchedule_neverOrTooOften(t *testing.T) {
 		{"CRON_TZ=Asia/Shanghai 0 0 31 4,6,9,11 *", "day-of-month (31) never falls in its month (4,6,9,11)"},
 		{"@every 0s", `schedule: "@every 0s": @every 0s is shorter than 1s`},
 		{"TZ=UTC @every 500ms", "@every 500ms is shorter than 1s"},
+		{"TZ=", `schedule: "TZ=" is not a cron expression`}, // the cron library panicked (FuzzSchedule)
 	} {
 		_, err := parseJob(t, fmt.Sprintf("schedule: %q\n", tc.schedule))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -2,17 +2,23 @@ package extract
 
 import (
 	"errors"
-	"strings"
 
 	"github.com/tidwall/gjson"
 )
 
 // pathCost is how many passes over a document a gjson path may take:
-// one, plus one for each list it maps over ('#'), each modifier ('@') and
-// each pipe ('|', which reads a result again). The passes are charged
-// before the path runs.
+// one, plus one for each list it maps over ('#'), each modifier ('@'),
+// each pipe ('|', which reads a result again) and each further path of a
+// multipath (','). The passes are charged before the path runs.
 func pathCost(path string) int64 {
-	return 1 + int64(strings.Count(path, "#")+strings.Count(path, "@")+strings.Count(path, "|"))
+	n := 1
+	for i := 0; i < len(path); i++ {
+		switch path[i] {
+		case '#', '@', '|', ',':
+			n++
+		}
+	}
+	return int64(n)
 }
 
 // docCost is the charge for reading a document of n bytes once: the

@@ -94,3 +94,39 @@ func TestCache_Check_cancelled(t *testing.T) {
 		t.Errorf("Check with a cancelled context: %v, want context.Canceled", err)
 	}
 }
+
+// FuzzMatch checks the linear matcher against Google's on any pattern and
+// path, and bounds its work and memory: at most the pattern's bytes plus
+// twice the path's per match, and failure tables no longer than the
+// pattern.
+//
+//	go test -run='^$' -fuzz=FuzzMatch -fuzztime=30s ./robots/
+func FuzzMatch(f *testing.F) {
+	for _, seed := range []struct{ pattern, path string }{
+		{"/a*b$", "/aab"}, {"/*.php$", "/x.php?y"}, {"/$*$", "/$"}, {"*a*a*ab1", "/d/1aaaaaaa"},
+		{"/ab*ab*abab$", "/ababab"}, {"", "/"}, {"$", ""}, {"/**$$", "/$"},
+	} {
+		f.Add(seed.pattern, seed.path)
+	}
+	f.Fuzz(func(t *testing.T, p, path string) {
+		if len(p) > 4096 || len(path) > 4096 {
+			return
+		}
+		c := compilePattern(p)
+		table := 0
+		for _, fail := range c.fails {
+			table += len(fail)
+		}
+		if table > len(p) {
+			t.Fatalf("pattern %q: failure tables of %d entries", p, table)
+		}
+		work := 0
+		got := c.matches(path, &work)
+		if want := grobotstxt.Matches(path, p); got != want {
+			t.Fatalf("pattern %q, path %q: %v, Google's matcher says %v", p, path, got, want)
+		}
+		if bound := len(p) + 2*len(path); work > bound {
+			t.Fatalf("pattern %q, path %q: %d units of work, want at most %d", p, path, work, bound)
+		}
+	})
+}
