@@ -15,8 +15,14 @@
 // backtracks (n^6 on n nested elements for "p div div div div div a").
 // What can still cost more than linear time (text and position
 // pseudo-classes, XPath, which is evaluated node by node) is charged to a
-// work budget per page (Budget); past it the page fails with ErrLimit
-// (kind extract_limit), and a cancelled context stops the work too.
+// work budget per page (Budget), and so is every other unit of work a
+// page can cause: each pass of a gjson path, the one-pass walk of the
+// JSON-LD blocks, each run of a regular expression, an element's text,
+// each link resolved. Past the budget the page fails with ErrLimit (kind
+// extract_limit), and a cancelled context stops the work too. JSON nested
+// deeper than MaxJSONDepth is refused before gjson, which recurses once
+// per level, reads it (ErrTooDeep), and the gjson modifiers a page could
+// blow up are refused when a job is compiled (cluster.CheckJSONPath).
 //
 // Document, Parse, Links and Fields are the calls of the short form's
 // master and slaves; they run on the same engine.

@@ -227,3 +227,39 @@ func TestConvert_exponents(t *testing.T) {
 		t.Errorf("field errors %+v, want hex and huge", res.FieldErrors)
 	}
 }
+
+// TestKind_Extract_linkBytes (issue 29): the links of a page are bounded
+// in bytes: 50,000 short links under an 8 KB <base href> made 400 MB of
+// URLs (604 MB peak in a run, 9 s before the budget stopped it); a link
+// longer than a seed may be (cluster.MaxURLBytes) is invalid.
+func TestKind_Extract_linkBytes(t *testing.T) {
+	page := func(baseLen, links int) []byte {
+		var b strings.Builder
+		fmt.Fprintf(&b, `<html><head><base href="/%s/"></head><body>`, strings.Repeat("x", baseLen))
+		for i := range links {
+			fmt.Fprintf(&b, `<a href="p%d">%d</a>`, i, i)
+		}
+		return []byte(b.String())
+	}
+	k := compileKinds(t, map[string]cluster.PageKind{"list": {Links: []cluster.LinkRule{{CSS: "a", Kind: "list"}}}}).Kind("list")
+	_, err := k.Extract(context.Background(), "https://example.com/", page(8_000, 50_000))
+	if !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), "links of more than") {
+		t.Errorf("50k links of 8 KB: %v, want ErrLimit for the links' bytes", err)
+	}
+	res, err := k.Extract(context.Background(), "https://example.com/", page(cluster.MaxURLBytes, 1_000))
+	if err != nil || len(res.Links) != 0 || res.Invalid != 1_000 {
+		t.Fatalf("links longer than %d bytes: %v, %+v; want all invalid", cluster.MaxURLBytes, err, res)
+	}
+}
+
+// TestKind_Extract_nestedText (issue 29): an element's text is charged
+// before it is read: a field over every one of 400 nested divs around
+// 1 MB of text read the megabyte 400 times, uncounted.
+func TestKind_Extract_nestedText(t *testing.T) {
+	page := strings.Repeat("<div>", 400) + strings.Repeat("text ", 200_000) + strings.Repeat("</div>", 400)
+	k := compileKinds(t, map[string]cluster.PageKind{"p": {Item: true,
+		Fields: map[string]cluster.FieldRule{"all": {CSS: "div", All: true}}}}).Kind("p")
+	if _, err := k.Extract(context.Background(), "https://example.com/", []byte(page)); !errors.Is(err, ErrLimit) {
+		t.Errorf("400 nested divs of 1 MB: %v, want ErrLimit", err)
+	}
+}

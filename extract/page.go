@@ -24,7 +24,14 @@ type page struct {
 	css  *cssEval
 	ld   []string // the page's JSON-LD objects, once read
 	read bool     // ld has been read
+	// linkBytes are the bytes of the links kept so far (MaxPageLinkBytes).
+	linkBytes int
 }
+
+// MaxPageLinkBytes bounds the bytes of the links one page yields: a list
+// page of 50,000 short links under an 8 KB <base href> made 400 MB of
+// URLs. Past it the page fails with ErrLimit.
+const MaxPageLinkBytes = 16 << 20
 
 // errNotJSON is returned for a JSON kind's page that is not JSON.
 var errNotJSON = errors.New("the page is not JSON")
@@ -97,11 +104,30 @@ func (p *page) selectValues(sel selectorRule, attr string) ([]value, error) {
 		return p.jsonSelect(sel)
 	}
 	items, err := p.selectItems(sel)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]value, 0, len(items))
 	for _, it := range items {
+		if !p.m.charge(p.valueCost(it, attr)) {
+			return nil, p.m.err
+		}
 		out = append(out, value{text: p.itemValue(it, attr)})
 	}
-	return out, err
+	return out, nil
+}
+
+// valueCost is the charge for reading one selected value before it is
+// read: an element's text is all the text below it, which nested
+// elements repeat (a field over 400 nested divs around 10 MB of text
+// would be 4 GB).
+func (p *page) valueCost(it xpathItem, attr string) int64 {
+	if it.node != nil && it.attr < 0 && attr == "" && it.node.Type == html.ElementNode {
+		if i, ok := p.t.index[it.node]; ok {
+			return docCost(int(p.t.text[i]))
+		}
+	}
+	return 1
 }
 
 // selectItems evaluates a css or xpath selector: the nodes (or XPath
@@ -275,33 +301,57 @@ func (p *page) links(l *linkRule, res *Result, seen map[string]bool) error {
 	res.Found[l.index] = len(refs)
 	baseLen := len(p.base.String())
 	for _, ref := range refs {
-		// resolving and canonicalizing read the link and the base
-		if !p.m.charge(docCost(len(ref) + baseLen)) {
-			return p.m.err
-		}
-		abs, err := p.base.Parse(ref)
-		if err != nil {
-			res.Invalid++
-			continue
-		}
-		abs.Fragment, abs.RawFragment = "", ""
-		admitted, err := p.admits(l, abs.String())
+		link, kept, err := p.resolveLink(l, ref, baseLen, res)
 		if err != nil {
 			return err
 		}
-		if !admitted {
-			res.Filtered++
+		if !kept || seen[link] {
 			continue
 		}
-		link, err := canon.URL(abs.String())
-		if err != nil {
-			res.Invalid++
-			continue
+		if p.linkBytes += len(link); p.linkBytes > MaxPageLinkBytes {
+			return fmt.Errorf("%w: links of more than %d bytes", ErrLimit, MaxPageLinkBytes)
 		}
-		if !seen[link] {
-			seen[link] = true
-			res.Links = append(res.Links, Link{URL: link, Kind: l.spec.Kind, Rule: l.index})
-		}
+		seen[link] = true
+		res.Links = append(res.Links, Link{URL: link, Kind: l.spec.Kind, Rule: l.index})
 	}
 	return nil
+}
+
+// resolvePasses is how many times resolving, escaping and canonicalizing
+// a link read it and the base, as charged.
+const resolvePasses = 4
+
+// resolveLink resolves a reference against the page, filters it by the
+// rule's allow and deny and canonicalizes it; a reference not kept is
+// counted in res as invalid or filtered. A link longer than a seed may be
+// (cluster.MaxURLBytes) is invalid.
+func (p *page) resolveLink(l *linkRule, ref string, baseLen int, res *Result) (link string, kept bool, err error) {
+	if len(ref) > cluster.MaxURLBytes {
+		res.Invalid++
+		return "", false, nil
+	}
+	if !p.m.charge(resolvePasses * docCost(len(ref)+baseLen)) {
+		return "", false, p.m.err
+	}
+	abs, err := p.base.Parse(ref)
+	if err != nil {
+		res.Invalid++
+		return "", false, nil
+	}
+	abs.Fragment, abs.RawFragment = "", ""
+	if link = abs.String(); len(link) > cluster.MaxURLBytes {
+		res.Invalid++
+		return "", false, nil
+	}
+	if admitted, err := p.admits(l, link); err != nil || !admitted {
+		if err == nil {
+			res.Filtered++
+		}
+		return "", false, err
+	}
+	if link, err = canon.URL(link); err != nil {
+		res.Invalid++
+		return "", false, nil
+	}
+	return link, true, nil
 }
