@@ -1,6 +1,10 @@
 // Package metrics is what the cluster's processes tell Prometheus: each
 // master, slave and proxy validator started with `--metrics ADDR` serves
 // /metrics (and /healthz) on ADDR, loopback by default (DefaultAddr).
+// Only /healthz answers any Host header: /metrics and the profiles
+// (WithProfiles) answer IP addresses, localhost, ADDR's host, this
+// machine's name and WithAllowedHosts (--metrics-host), so a page whose
+// name is rebound to ADDR cannot read them (internal/hostguard).
 //
 // Each process has one Registry, a Prometheus registry of its own rather
 // than the global default one, so tests and `crawler run` (a master and

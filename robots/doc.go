@@ -18,9 +18,13 @@
 //
 // Rules are read as RFC 9309 says and as Google's reference parser reads
 // them: the user agent's product token picks the groups, the longest
-// matching pattern wins and an Allow wins a tie. Lines are tokenised and
-// patterns matched by github.com/jimsmart/grobotstxt (a port of Google's
-// parser); github.com/temoto/robotstxt, which colly uses, is not used
+// matching pattern wins and an Allow wins a tie. Lines are tokenised by
+// github.com/jimsmart/grobotstxt (a port of Google's parser); patterns are
+// matched as its Matches does but in time linear in the pattern and the
+// path (match.go), since Google's matcher is quadratic and a hostile file
+// of long wildcard patterns held a core for seconds a URL; a check past
+// MaxMatchWork answers disallowed. github.com/temoto/robotstxt, which
+// colly uses, is not used
 // because it lets the first of two equally long rules win, drops the whole
 // file over one bad Crawl-delay or a rule before the first User-agent line,
 // and matches "User-agent: crawl" for a crawler named "crawler".
