@@ -31,8 +31,10 @@ var (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if buildDirRoot != "" {
-		os.RemoveAll(buildDirRoot)
+	for _, dir := range []string{buildDirRoot, plainDir} {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
 	}
 	os.Exit(code)
 }
