@@ -158,7 +158,7 @@ func TestKind_Extract_regexCounted(t *testing.T) {
 	base := "https://example.com/" + strings.Repeat("d/", 4_000)
 	var page strings.Builder
 	fmt.Fprintf(&page, `<html><head><base href=%q></head><body>`, base)
-	for i := range 1_000 {
+	for i := range 200 {
 		fmt.Fprintf(&page, `<a href="p%d">x</a><p>%s %d</p>`, i, strings.Repeat("word ", 1_000), i)
 	}
 	page.WriteString("</body></html>")
@@ -169,16 +169,16 @@ func TestKind_Extract_regexCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Links) != 1_000 || len(res.Fields["n"].([]string)) != 1_000 {
-		t.Fatalf("%d links, %d values; want 1000 each", len(res.Links), len(res.Fields["n"].([]string)))
+	if len(res.Links) != 200 || len(res.Fields["n"].([]string)) != 200 {
+		t.Fatalf("%d links, %d values; want 200 each", len(res.Links), len(res.Fields["n"].([]string)))
 	}
-	// 1000 links of 8 KB read by two patterns, 1000 texts of 5 KB by one
-	if min := int64(1_000 * (2*len(base) + 5_000) / 16); res.Work < min {
+	// 200 links of 8 KB read by two patterns, 200 texts of 5 KB by one
+	if min := int64(200 * (2*len(base) + 5_000) / 16); res.Work < min {
 		t.Errorf("work %d units, want at least %d: the patterns' runs are not counted", res.Work, min)
 	}
-	k.Budget = Budget{Base: 100_000}
+	k.Budget = Budget{Base: 50_000}
 	if _, err := k.Extract(context.Background(), "https://example.com/", []byte(page.String())); !errors.Is(err, ErrLimit) {
-		t.Errorf("budget of 100k units: %v, want ErrLimit", err)
+		t.Errorf("budget of 50k units: %v, want ErrLimit", err)
 	}
 }
 
@@ -242,9 +242,9 @@ func TestKind_Extract_linkBytes(t *testing.T) {
 		return []byte(b.String())
 	}
 	k := compileKinds(t, map[string]cluster.PageKind{"list": {Links: []cluster.LinkRule{{CSS: "a", Kind: "list"}}}}).Kind("list")
-	_, err := k.Extract(context.Background(), "https://example.com/", page(8_000, 50_000))
+	_, err := k.Extract(context.Background(), "https://example.com/", page(8_000, 5_000))
 	if !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), "links of more than") {
-		t.Errorf("50k links of 8 KB: %v, want ErrLimit for the links' bytes", err)
+		t.Errorf("5,000 links of 8 KB: %v, want ErrLimit for the links' bytes", err)
 	}
 	res, err := k.Extract(context.Background(), "https://example.com/", page(cluster.MaxURLBytes, 1_000))
 	if err != nil || len(res.Links) != 0 || res.Invalid != 1_000 {
@@ -254,12 +254,13 @@ func TestKind_Extract_linkBytes(t *testing.T) {
 
 // TestKind_Extract_nestedText (issue 29): an element's text is charged
 // before it is read: a field over every one of 400 nested divs around
-// 1 MB of text read the megabyte 400 times, uncounted.
+// 250 KB of text read it 400 times (100 MB), uncounted.
 func TestKind_Extract_nestedText(t *testing.T) {
-	page := strings.Repeat("<div>", 400) + strings.Repeat("text ", 200_000) + strings.Repeat("</div>", 400)
+	page := strings.Repeat("<div>", 400) + strings.Repeat("text ", 50_000) + strings.Repeat("</div>", 400)
 	k := compileKinds(t, map[string]cluster.PageKind{"p": {Item: true,
 		Fields: map[string]cluster.FieldRule{"all": {CSS: "div", All: true}}}}).Kind("p")
+	k.Budget = Budget{Base: 100_000}
 	if _, err := k.Extract(context.Background(), "https://example.com/", []byte(page)); !errors.Is(err, ErrLimit) {
-		t.Errorf("400 nested divs of 1 MB: %v, want ErrLimit", err)
+		t.Errorf("400 nested divs of 250 KB, a budget of 100k units: %v, want ErrLimit", err)
 	}
 }
