@@ -84,13 +84,18 @@ func newHostileSite(t *testing.T) *hostileSite {
 	t.Helper()
 	s := &hostileSite{served: make(chan string, 64)}
 	robots := http.NewServeMux()
-	s.hostile(robots, "/robots.txt", "text/plain", hostileRobotsTxt())
-	robots.HandleFunc("/list", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
+	txt := hostileRobotsTxt()
+	robots.HandleFunc("/robots.txt", func(w http.ResponseWriter, _ *http.Request) { w.Write(txt) })
+	// the list page is the hostile body: its links are what robots.txt
+	// is matched against, once it is read
+	s.hostileStream(robots, "/list", "text/html", func(w io.Writer) error {
 		long := strings.Repeat("a", 7_000)
 		for i := range 300 {
-			fmt.Fprintf(w, `<a class="d" href="/d/%d%s">%d</a>`, i, long, i)
+			if _, err := fmt.Fprintf(w, `<a class="d" href="/d/%d%s">%d</a>`, i, long, i); err != nil {
+				return err
+			}
 		}
+		return nil
 	})
 	robots.HandleFunc("/d/", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
