@@ -2,7 +2,7 @@
 // sitemaps entries: <urlset> and <sitemapindex> files, gzipped or not,
 // text sitemaps, and the Sitemap: lines of robots.txt. A file counts at
 // most MaxURLs entries and MaxBytes once unzipped, and its elements nest
-// at most MaxDepth deep, so a sitemap cannot take a process's memory;
+// at most MaxNesting deep, so a sitemap cannot take a process's memory;
 // a parse reads its context, so a stopping process does not finish one.
 //
 // The package does no I/O of its own: a Walker fetches through the Fetch

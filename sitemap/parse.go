@@ -16,9 +16,9 @@ import (
 // Limits of one sitemap file, as the sitemaps.org protocol sets them, and
 // how deeply its elements may nest (a sitemap with extensions nests 5).
 const (
-	MaxURLs  = 50_000
-	MaxBytes = 50 << 20 // uncompressed
-	MaxDepth = 32
+	MaxURLs    = 50_000
+	MaxBytes   = 50 << 20 // uncompressed
+	MaxNesting = 32
 )
 
 // maxText bounds the text kept of one element: a loc holds at most 2,048
@@ -46,7 +46,7 @@ type File struct {
 	// Entries are the pages (or, in an index, the sitemaps) in file order.
 	Entries []Entry
 	// Truncated says the file held more than MaxURLs entries or
-	// MaxBytes bytes, nested elements deeper than MaxDepth or broke off;
+	// MaxBytes bytes, nested elements deeper than MaxNesting or broke off;
 	// what lies beyond was not read.
 	Truncated bool
 }
@@ -58,7 +58,7 @@ var ErrNotSitemap = errors.New("not a sitemap")
 // Parse reads a sitemap file: a <urlset>, a <sitemapindex>, or a text
 // file of one URL per line, gzipped or not (whatever its name or content
 // type says). It reads at most MaxBytes once unzipped, MaxURLs entries and
-// elements MaxDepth deep (a 50 KB gzipped file of nested elements took
+// elements MaxNesting deep (a 50 KB gzipped file of nested elements took
 // 1.8 GB and 34 s), and stops with ctx's error when ctx is done.
 func Parse(ctx context.Context, body []byte) (*File, error) {
 	return parse(ctx, body, limits{urls: MaxURLs, bytes: MaxBytes})
@@ -167,9 +167,9 @@ func (x *xmlReader) token(tok xml.Token) (done bool, err error) {
 }
 
 // start reads a start tag. The decoder keeps a name for each open
-// element: deeper than MaxDepth, the rest of the file is not read.
+// element: deeper than MaxNesting, the rest of the file is not read.
 func (x *xmlReader) start(name string) (done bool, err error) {
-	if x.depth++; x.depth > MaxDepth {
+	if x.depth++; x.depth > MaxNesting {
 		x.f.Truncated = true
 		return true, nil
 	}

@@ -273,7 +273,7 @@ func TestWalker_stops(t *testing.T) {
 }
 
 // TestParse_deep (issue 29): a sitemap of nested elements stops at
-// MaxDepth, keeping what came before, whatever it holds beyond: 50 KB
+// MaxNesting, keeping what came before, whatever it holds beyond: 50 KB
 // gzipped of "<a>" (50 MiB unzipped) took 34 s and 1.8 GB, a name kept
 // for each open element. A cancelled context stops a parse too.
 func TestParse_deep(t *testing.T) {
@@ -296,7 +296,7 @@ func TestParse_deep(t *testing.T) {
 		t.Errorf("%q, truncated %v; want the first URL and truncated", locs(f), f.Truncated)
 	}
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
-		t.Errorf("%d MiB allocated for a file cut at depth %d, want at most 16", alloc>>20, MaxDepth)
+		t.Errorf("%d MiB allocated for a file cut at depth %d, want at most 16", alloc>>20, MaxNesting)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
