@@ -26,6 +26,7 @@ type gate struct {
 	paused    time.Time // no request starts before this
 	asking    bool      // a round is settling the host now
 	stale     bool      // the process's hold lapsed: its entry must be settled again
+	starvedAt time.Time // a request's booked time had come but no slot was free
 
 	booked  bookings // times this process may send at, on its own clock
 	waiters []*waiter
@@ -79,18 +80,46 @@ func (g *gate) interval() time.Duration {
 // demand is how many requests the process has for the host now.
 func (g *gate) demand() int { return g.busy + len(g.waiters) }
 
-// notePeak records the demand, for the want the next round reports.
-func (g *gate) notePeak(now time.Time) {
-	if d := g.demand(); d >= g.peak {
+// slotDemand is how many slots the process could use soon: its requests
+// in flight, and of those waiting, the ones the host's rate can start
+// within window (those whose booked time comes in it, and as many more as
+// the rate adds in that long; one at least while any waits), or all of
+// them when slots held its requests back within linger. A request waiting
+// for its turn at a polite rate needs no slot yet: counting it would tell
+// every host a want of its cap and shift the shares with every take.
+func (g *gate) slotDemand(now time.Time, window, linger time.Duration) int {
+	w := len(g.waiters)
+	switch {
+	case w == 0:
+		return g.busy
+	case now.Sub(g.starvedAt) < linger:
+		return g.busy + w
+	}
+	ready := 0
+	for _, at := range g.booked.at {
+		if at.Sub(now) >= window {
+			break
+		}
+		ready++
+	}
+	if interval := g.interval(); interval > 0 {
+		ready += int(window / interval)
+	}
+	return g.busy + max(1, min(ready, w))
+}
+
+// notePeak records the slot demand, for the want the next round reports.
+func (g *gate) notePeak(now time.Time, window, linger time.Duration) {
+	if d := g.slotDemand(now, window, linger); d >= g.peak {
 		g.peak, g.peakAt = d, now
 	}
 }
 
-// want is how many slots the process could use: its peak demand over the
-// last Linger, at most the cap.
-func (g *gate) want(now time.Time, linger time.Duration) int {
+// want is how many slots the process could use: its peak slot demand
+// over the last linger, at most the cap.
+func (g *gate) want(now time.Time, window, linger time.Duration) int {
 	if now.Sub(g.peakAt) > linger {
-		g.peak, g.peakAt = g.demand(), now
+		g.peak, g.peakAt = g.slotDemand(now, window, linger), now
 	}
 	return min(g.peak, g.lim.cap)
 }

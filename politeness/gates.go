@@ -96,13 +96,13 @@ func (g *Gates) Enter(ctx context.Context, host string, rule Rule) (*Pass, error
 	reason := gt.blocked(now, g.valid(gt, now))
 	if reason == ReasonNone && len(gt.waiters) == 0 {
 		gt.take()
-		gt.notePeak(now)
+		g.notePeak(gt, now)
 		g.mu.Unlock()
 		return &Pass{gates: g, gate: gt, granted: now}, nil
 	}
 	w := &waiter{ch: make(chan *Pass, 1), since: now, reason: reason}
 	gt.waiters = append(gt.waiters, w)
-	gt.notePeak(now)
+	g.notePeak(gt, now)
 	g.mu.Unlock()
 	g.signal()
 	select {
@@ -211,6 +211,9 @@ func (g *Gates) dispatch(gt *gate, now time.Time) {
 		gt.waiters = gt.waiters[1:]
 		gt.take()
 		w.ch <- &Pass{gates: g, gate: gt, Waited: now.Sub(w.since), Reason: w.reason, granted: now}
+	}
+	if len(gt.waiters) > 0 && gt.usable(valid) <= 0 && gt.booked.ready(now, gt.late) {
+		gt.starvedAt = now // the slots, not the rate, hold it back
 	}
 	g.armTimer(gt, now)
 }

@@ -4,6 +4,23 @@ import (
 	"time"
 )
 
+// wantOf is how many slots gt could use (gate.want): its requests in
+// flight and those whose booked time comes within a round's reach.
+func (g *Gates) wantOf(gt *gate, now time.Time) int {
+	return gt.want(now, g.demandWindow(gt), g.budget.opts.Linger)
+}
+
+// notePeak records gt's slot demand for the want the next round reports.
+func (g *Gates) notePeak(gt *gate, now time.Time) {
+	gt.notePeak(now, g.demandWindow(gt), g.budget.opts.Linger)
+}
+
+// demandWindow is how soon a booked time must come for its request to
+// count as wanting a slot: within the next round's reach.
+func (g *Gates) demandWindow(gt *gate) time.Duration {
+	return g.budget.opts.Batch + g.shards[gt.shard].clock.lead()
+}
+
 // isDue reports whether gt needs a round now.
 func (g *Gates) isDue(gt *gate, now time.Time) bool {
 	t := g.dueAt(gt, now)
@@ -29,16 +46,21 @@ func (g *Gates) dueAt(gt *gate, now time.Time) time.Time {
 	return t
 }
 
-// bookingDue is when gt must book more times: at once when it has none
-// for requests that wait, else when those it has run out (by their times,
-// or by its pace when it is fast), less the lead a booking takes to come;
-// false when it needs none.
+// bookingDue is when gt must book more times, false when it needs none:
+// when those it has run out (by their times, or by its pace when it is
+// fast), less the lead a booking takes to come; with none, half an
+// interval (at most Options.Batch) after its oldest request began to
+// wait: a slow host's requests wait for their turn anyway, and the ask
+// goes in a round with other hosts', not in one of its own.
 func (g *Gates) bookingDue(gt *gate, now time.Time) (time.Time, bool) {
 	if g.toBook(gt, now) == 0 {
 		return time.Time{}, false
 	}
 	if gt.booked.len() == 0 {
-		return now, true
+		if len(gt.waiters) == 0 {
+			return now, true // a fast host's pace: book before its requests come
+		}
+		return gt.waiters[0].since.Add(min(gt.interval()/2, g.budget.opts.Batch)), true
 	}
 	end := gt.booked.last()
 	if gt.perSec > 0 {
@@ -48,39 +70,51 @@ func (g *Gates) bookingDue(gt *gate, now time.Time) (time.Time, bool) {
 	return later(now, end.Add(-g.shards[gt.shard].clock.lead())), true
 }
 
-// slotsDue reports whether gt's slots must be settled: its hold lapsed;
-// its waiters have none free and it may get more; it holds less than it
-// could use while its demand grew past what it told or its share is more
-// than it holds (another process gave slots back); it holds more than
-// its share; or its demand lingered out (the others may use what it
-// holds, or it no longer wants any).
+// slotsDue reports whether gt's slots must be settled now: its hold
+// lapsed; it holds none and requests wait; a request whose booked time
+// has come (or none is booked) finds no slot free and a settling may
+// bring one, or its share grew while slots held its requests back lately; it holds
+// more than its share (another process wants them); or its demand
+// lingered out to nothing (it leaves the host). Demand that merely moves
+// does not settle: with polite rates a process's requests wait for their
+// booked times, not for slots, and each settling is a host's share of a
+// round.
 func (g *Gates) slotsDue(gt *gate, now time.Time) bool {
 	valid := g.valid(gt, now)
-	want := gt.want(now, g.budget.opts.Linger)
+	want := g.wantOf(gt, now)
 	waiting := len(gt.waiters) > 0 && !now.Before(gt.paused)
 	retry := !now.Before(gt.retryAt)
 	switch {
 	case gt.stale:
 		return true
-	case waiting && gt.usable(valid) <= 0 && retry && g.mayGrow(gt, want, valid):
+	case waiting && retry && (gt.held == 0 || !valid):
 		return true
-	case waiting && retry && gt.held < want && (want > gt.reported || gt.held < gt.share):
+	case waiting && retry && gt.usable(valid) <= 0 && g.slotWanted(gt, now) && g.mayGrow(gt, want, valid):
 		return true
+	case waiting && retry && gt.held < min(gt.share, want) && now.Sub(gt.starvedAt) < g.budget.opts.Linger:
+		return true // held back by slots lately, and its share grew
 	case gt.held > max(gt.share, gt.busy):
 		return true
-	case want < gt.reported && (gt.held > gt.busy || want == 0):
+	case want == 0 && gt.reported > 0:
 		return true
 	}
 	return false
 }
 
+// slotWanted reports whether gt's waiters wait for a slot rather than
+// for their turn: a booked time has come, or comes within the lead a
+// round takes, or none is booked (toBook books none while every slot is
+// in use).
+func (g *Gates) slotWanted(gt *gate, now time.Time) bool {
+	next, ok := gt.booked.next()
+	return !ok || !next.After(now.Add(g.shards[gt.shard].clock.lead()))
+}
+
 // mayGrow reports whether a settling may bring gt more slots: its hold
-// must be renewed, its share is more than it holds, its demand grew past
-// what it last told, or it holds less than it could use (another process
-// may have given slots back since: the caller asks again only every
-// Options.Contended).
+// must be renewed, its share is more than it holds, or its demand grew
+// past what it last told (its share may grow).
 func (g *Gates) mayGrow(gt *gate, want int, valid bool) bool {
-	return !valid || gt.held < gt.share || want > gt.reported || gt.held < want
+	return !valid || gt.held < gt.share || want > gt.reported
 }
 
 // toBook is how many times gt would book now: its waiters and, for a
@@ -108,21 +142,22 @@ func (g *Gates) toBook(gt *gate, now time.Time) int {
 	return min(n, g.budget.opts.MaxBook)
 }
 
-// plan builds gt's part of a round, or nil when it needs none within
-// Options.Batch: keep what is in use and the share, want the peak demand,
-// book what toBook says, tell the answers.
+// plan builds gt's part of a round: keep what is in use and the share,
+// want the peak demand, book what toBook says, tell the answers; nil
+// when it needs none.
 func (g *Gates) plan(gt *gate, now time.Time) *roundCall {
-	due := g.dueAt(gt, now)
-	if due.IsZero() || due.After(now.Add(g.budget.opts.Batch)) {
+	ask := g.toBook(gt, now)
+	// A round on its way also tells a demand that grew past what the
+	// process told, while it holds less: its share may grow. A demand
+	// that falls is told only when it matters (slotsDue).
+	want := g.wantOf(gt, now)
+	settle := g.slotsDue(gt, now) || (want > gt.reported && gt.held < want && !now.Before(gt.retryAt))
+	if !settle && ask == 0 && gt.fb == (feedback{}) {
 		return nil
 	}
-	ask := g.toBook(gt, now)
-	// A round on its way settles the slots too when the demand changed.
-	settle := g.slotsDue(gt, now) || gt.want(now, g.budget.opts.Linger) != gt.reported
 	if !settle {
 		return g.call(gt, now, -1, gt.reported, ask)
 	}
-	want := gt.want(now, g.budget.opts.Linger)
 	keep := gt.held
 	if keep > gt.share && !gt.settledAt.IsZero() {
 		keep = max(gt.busy, gt.share)

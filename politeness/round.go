@@ -68,15 +68,18 @@ type shardRound struct {
 	sent         time.Time
 }
 
-// due picks what to settle now, by shard: the hosts that need something
-// (only those that cannot wait when urgentOnly), and a heartbeat for a
-// shard whose slots would lapse otherwise; final gives back everything
-// (the process stops).
+// due picks what to settle now, by shard: when some host needs a round
+// now (only one whose pause must be told, when urgentOnly), every host
+// that will need one within Options.Batch goes with it; a shard whose
+// slots would lapse otherwise gets a heartbeat; final gives back
+// everything (the process stops).
 func (g *Gates) due(now time.Time, final, urgentOnly bool) []*shardRound {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	calls := make([][]*roundCall, len(g.shards))
 	holds := make([]bool, len(g.shards))
+	var soon []*gate
+	calls := make([][]*roundCall, len(g.shards))
+	trigger := false
 	for host, gt := range g.hosts {
 		g.dispatch(gt, now) // a pause or a wait for a booked time may have ended
 		holds[gt.shard] = holds[gt.shard] || gt.held > 0 || gt.reported > 0
@@ -90,6 +93,15 @@ func (g *Gates) due(now time.Time, final, urgentOnly bool) []*shardRound {
 			g.forget(host, gt)
 		case urgentOnly && !gt.fb.urgent:
 		default:
+			due := g.dueAt(gt, now)
+			if !due.IsZero() && !due.After(now.Add(g.budget.opts.Batch)) {
+				soon = append(soon, gt)
+				trigger = trigger || !due.After(now)
+			}
+		}
+	}
+	if trigger {
+		for _, gt := range soon {
 			if c := g.plan(gt, now); c != nil {
 				calls[gt.shard] = append(calls[gt.shard], c)
 			}
@@ -302,4 +314,5 @@ func (g *Gates) applyHost(c *roundCall, v []any, serverNow float64, recv time.Ti
 	gt.watched = toInt64(v[9]) == 1
 	gt.notePace(recv)
 	g.dispatch(gt, recv)
+	g.notePeak(gt, recv)
 }

@@ -14,12 +14,14 @@ import (
 // Committing items is batched: one near-duplicate script call per job, one
 // store write and one acknowledgement per batch, instead of one of each per
 // page. commitBatch is the most items in one batch, commitEvery how long an
-// item waits for others to share it: long enough that a slave fetching a
-// few hundred pages a second (200 ms per page) commits them in batches,
-// short beside the task lease and the page's own fetch.
+// item waits for others to share it: long enough that a slave crawling
+// polite hosts (a few hundred pages a second, each a tenth of a second or
+// more) commits them in batches of dozens, short beside the task lease and
+// the page's own fetch. A slave with nothing left in flight commits at
+// once: the last pages of a crawl do not wait.
 const (
 	commitBatch = 256
-	commitEvery = 50 * time.Millisecond
+	commitEvery = 100 * time.Millisecond
 )
 
 // BatchStore is an ItemStore that writes many items in one round trip
@@ -59,7 +61,7 @@ func (c *committer) add(w *work, it store.Item, retries int, found string) {
 	c.pending = append(c.pending, pendingItem{w: w, item: it, retries: retries, found: found})
 	full := len(c.pending) >= commitBatch
 	c.mu.Unlock()
-	if full {
+	if full || c.s.dl.Pending() == 0 {
 		select {
 		case c.kick <- struct{}{}:
 		default:

@@ -59,6 +59,7 @@ func (s *Slave) handle(ctx context.Context, res downloader.Result) {
 		}
 		return
 	case downloader.Fetched:
+		s.fetchTime.add(res.Latency)
 		s.marks.wait(ctx, w)
 		if s.notModified(w, res) {
 			return

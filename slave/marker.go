@@ -15,11 +15,17 @@ import (
 // not counted against it.
 const markWait = 2 * time.Second
 
-// markSpacing is the least time between two groups of marks: a slave whose
-// fetches begin one at a time as host slots free up writes them a few at
-// a time, not one script call per page, and a page waits at most this
-// much longer for its mark (it holds no host slot meanwhile).
-const markSpacing = 5 * time.Millisecond
+// markSpacing bounds the time between two groups of marks: a slave whose
+// fetches begin one at a time as host slots free up writes them a group
+// at a time, not one script call per page. The spacing is half the pages'
+// recent fetch time, within these bounds: a mark is written while its
+// page is fetched, so a page rarely waits for it, and a slave crawling
+// polite hosts (a page every few hundred milliseconds per host, a tenth
+// of a second each) writes a mark group every 50ms, not every 5ms.
+const (
+	minMarkSpacing = 5 * time.Millisecond
+	maxMarkSpacing = 50 * time.Millisecond
+)
 
 // marker writes the start marks of tasks whose fetch begins (see
 // queue.Leased.MarkStarted), so that of the deliveries that end without
@@ -54,6 +60,12 @@ func (m *marker) started(w *work) {
 	case m.kick <- struct{}{}:
 	default:
 	}
+}
+
+// spacing is the time to the next group of marks: half the recent fetch
+// time, within minMarkSpacing and maxMarkSpacing.
+func (m *marker) spacing() time.Duration {
+	return min(max(m.s.fetchTime.get()/2, minMarkSpacing), maxMarkSpacing)
 }
 
 // wait waits until w's start mark is written, or markWait has passed, or
@@ -92,7 +104,7 @@ func (m *marker) run(ctx context.Context) {
 			}
 		}
 		close(done)
-		if ctxtime.Sleep(ctx, markSpacing) != nil {
+		if ctxtime.Sleep(ctx, m.spacing()) != nil {
 			return
 		}
 	}

@@ -3,6 +3,7 @@ package slave
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/crawler-dev/crawler/extract"
@@ -29,3 +30,24 @@ func (s *Slave) measuredExtract(ctx context.Context, w *work, page *fetch.Page) 
 	node.Extracted(time.Since(began), result)
 	return item, found, err
 }
+
+// ewma is a duration smoothed over recent observations (each weighs an
+// eighth), safe for concurrent use; zero until the first.
+type ewma struct{ ns atomic.Int64 }
+
+// add folds d in.
+func (e *ewma) add(d time.Duration) {
+	for {
+		old := e.ns.Load()
+		next := int64(d)
+		if old != 0 {
+			next = old + (int64(d)-old)/8
+		}
+		if e.ns.CompareAndSwap(old, next) {
+			return
+		}
+	}
+}
+
+// get is the smoothed duration.
+func (e *ewma) get() time.Duration { return time.Duration(e.ns.Load()) }

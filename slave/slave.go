@@ -16,6 +16,7 @@ import (
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/downloader"
 	"github.com/crawler-dev/crawler/fetch"
+	"github.com/crawler-dev/crawler/internal/ctxtime"
 	"github.com/crawler-dev/crawler/internal/wake"
 	"github.com/crawler-dev/crawler/membership"
 	"github.com/crawler-dev/crawler/metrics"
@@ -35,6 +36,9 @@ type Slave struct {
 	acks     *acker
 	commits  *committer
 	marks    *marker
+	// fetchTime is how long the pages' fetches took lately (smoothed): it
+	// spaces the marks' groups.
+	fetchTime ewma
 
 	side  sync.WaitGroup // tasks settled without a fetch (undecodable, dead letters)
 	freed chan struct{}  // signalled when a task is done with
@@ -221,6 +225,11 @@ func (s *Slave) room() int {
 // are still held for the fetchers.
 func (s *Slave) refill() int { return max(1, s.capacity()/4) }
 
+// takeSpacing is the least time between two takes that find the queues
+// dry, for a slave that holds work: each take of a trickle of admissions
+// would cost a round trip for a task or two.
+const takeSpacing = 100 * time.Millisecond
+
 // dispatch takes tasks from the running jobs' queues while there is room.
 func (s *Slave) dispatch(ctx, drainCtx context.Context) {
 	lastCheck := time.Time{}
@@ -232,9 +241,21 @@ func (s *Slave) dispatch(ctx, drainCtx context.Context) {
 			lastCheck = time.Now()
 		}
 		room := s.room()
-		if room < s.refill() || s.takeTasks(ctx, drainCtx, room) == 0 {
+		if room < s.refill() {
 			s.waitFreed(ctx, s.opts.Poll)
+			continue
 		}
+		if s.takeTasks(ctx, drainCtx, room) >= room {
+			continue
+		}
+		// The take drained the queues. A slave that holds work (a polite
+		// crawl's tasks waiting for their hosts' turns) lets a few of the
+		// masters' admissions gather before it takes again; one running
+		// out takes at the first word of more.
+		if s.dl.Pending() >= s.opts.Concurrency && ctxtime.Sleep(ctx, takeSpacing) != nil {
+			return
+		}
+		s.waitFreed(ctx, s.opts.Poll)
 	}
 }
 

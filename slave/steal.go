@@ -10,18 +10,21 @@ import (
 )
 
 // take takes up to n tasks of j's queue. When the queue has run dry after
-// a take that got tasks, the slave first steals from the job's longest
-// queue (steal) and takes from what it stole: the slaves of a one-site
-// crawl, whose pages stall unevenly, then finish together, each using its
-// share of the site's slots to the end, instead of one working through its
-// backlog on its own share while the others wait with theirs.
+// a take that got tasks and the slave is running out of work (it holds
+// fewer tasks than it fetches at once), it first steals from the job's
+// longest queue (steal) and takes from what it stole: the slaves of a
+// one-site crawl, whose pages stall unevenly, then finish together, each
+// using its share of the site's slots to the end, instead of one working
+// through its backlog on its own share while the others wait with theirs.
+// A slave that still holds work (a polite crawl's tasks waiting for their
+// hosts' turns) does not steal: it has more than it can fetch now.
 func (s *Slave) take(ctx context.Context, j *job, n int) ([]queue.Delivery, error) {
 	ds, err := j.queue.Take(ctx, n, s.opts.TaskLease)
 	if err != nil || len(ds) > 0 {
 		j.stealArmed = err == nil
 		return ds, err
 	}
-	if !j.stealArmed {
+	if !j.stealArmed || s.dl.Pending() >= s.opts.Concurrency {
 		return nil, nil
 	}
 	j.stealArmed = false // one try a dry spell: an idle job costs no steals
