@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bufio"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -20,6 +23,7 @@ type requestLog struct {
 	mu       sync.Mutex
 	starts   []time.Time
 	robots   int
+	loops    int // requests to the redirect loop's hops (wrapAll)
 	inflight int
 	peak     int
 }
@@ -104,4 +108,101 @@ func TestPoliteness_Cluster(t *testing.T) {
 		t.Errorf("robots.txt was fetched %d times; the cluster shares one copy", log.robots)
 	}
 	t.Logf("%d requests, busiest second %d, peak in flight %d", len(log.starts), most, log.peak)
+}
+
+// TestPoliteness_ClusterOnABusyMachine (issue 28): the same cluster on a
+// machine whose cores two busy loops keep loaded, on a site with faults
+// (retries) and a redirect loop linked from every list page, at
+// per_host_rps 100 and per_host_concurrency 4. Every request the site
+// sees counts, robots.txt and each redirect hop included: never more
+// than the rate plus its burst in any second, never more than 4 at once.
+func TestPoliteness_ClusterOnABusyMachine(t *testing.T) {
+	env := newClusterEnv(t)
+	startBusyLoops(t, 2)
+	site := demosite.New(demosite.Options{Details: 300, PerPage: 30, Overlap: 5, Delay: 20 * time.Millisecond,
+		FaultEvery: 10, Stall: 300 * time.Millisecond, RedirectLoop: true, GoneEvery: -1, FlakyEvery: -1})
+	log := &requestLog{}
+	srv := httptest.NewServer(log.wrapAll(site))
+	t.Cleanup(srv.Close)
+	job := demosite.Job{Name: "busy", Seeds: []string{srv.URL + "/list/1"}, PerHostRPS: 100, PerHostConcurrency: 4,
+		Capacity: 100_000}.YAML()
+	path := filepath.Join(t.TempDir(), "busy.yaml")
+	if err := os.WriteFile(path, []byte(job), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env.startMaster(t, "master")
+	for id := 0; id < 3; id++ {
+		env.startSlave(t, id)
+	}
+	env.waitSlaves(t, 0, 1, 2)
+	env.submit(t, "busy", path)
+	st := env.wait(t, "busy", 3*time.Minute)
+	if want, c := site.Tally(), st.Counters; c.Stored != int64(want.Stored) || c.Failed != int64(want.Failed) {
+		t.Errorf("stored %d, failed %d; want %d and %d (the gone pages and the loop)", c.Stored, c.Failed, want.Stored, want.Failed)
+	}
+
+	const burst = 10 // a tenth of a second's worth of the rate
+	most := log.busiestSecond()
+	if most > 100+burst {
+		t.Errorf("the site saw %d requests in one second; per_host_rps is 100 (burst %d)", most, burst)
+	}
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	if log.peak > 4 {
+		t.Errorf("the site saw %d requests in flight at once; per_host_concurrency is 4", log.peak)
+	}
+	if log.loops != 3 {
+		t.Errorf("the redirect loop took %d requests, want its 3 hops once", log.loops)
+	}
+	t.Logf("%d requests, busiest second %d, peak in flight %d", len(log.starts), most, log.peak)
+}
+
+// wrapAll is wrap with every request counted, robots.txt included, and
+// the hops of the site's redirect loop counted apart. A request the site
+// answers by cutting its connection ends when the connection is cut, not
+// when the handler returns after it: the client may be sending its next
+// request by then.
+func (l *requestLog) wrapAll(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		l.mu.Lock()
+		l.starts = append(l.starts, time.Now())
+		if strings.HasPrefix(r.URL.Path, "/loop/") {
+			l.loops++
+		}
+		l.inflight++
+		l.peak = max(l.peak, l.inflight)
+		l.mu.Unlock()
+		lw := &leavingWriter{ResponseWriter: w, leave: func() { l.mu.Lock(); l.inflight--; l.mu.Unlock() }}
+		defer lw.done()
+		h.ServeHTTP(lw, r)
+	})
+}
+
+// leavingWriter calls leave once: when its request's connection is
+// hijacked (to be cut) or when the handler returns.
+type leavingWriter struct {
+	http.ResponseWriter
+	leave func()
+	once  sync.Once
+}
+
+func (w *leavingWriter) done() { w.once.Do(w.leave) }
+
+// Hijack counts the request out, then hands the connection over.
+func (w *leavingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	w.done()
+	return http.NewResponseController(w.ResponseWriter).Hijack()
+}
+
+// startBusyLoops keeps n shells spinning until the test ends: a machine
+// whose cores are busy with another program.
+func startBusyLoops(t *testing.T, n int) {
+	t.Helper()
+	for range n {
+		cmd := exec.Command("sh", "-c", "while :; do :; done")
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("start a busy loop: %v", err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	}
 }
