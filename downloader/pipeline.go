@@ -2,6 +2,7 @@ package downloader
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"time"
@@ -53,6 +54,9 @@ func (d *Downloader) fetchPage(ctx context.Context, r *Request) Result {
 			return cancelled(err)
 		}
 		a, err := d.onWorker(ctx, r, pass, picked)
+		if errors.Is(err, errLate) {
+			continue
+		}
 		if err != nil {
 			return cancelled(err)
 		}
@@ -124,7 +128,8 @@ func (d *Downloader) turn(ctx context.Context, r *Request, u *url.URL, rule poli
 // onWorker sends r (step 6) on one of the process's workers
 // (Options.Workers), waiting for one until ctx ends: a request abandoned
 // or stopped while it waits was never sent, so it gives its host's turn
-// and its proxy back and ends Cancelled.
+// and its proxy back and ends Cancelled. One whose turn passed meanwhile
+// is not sent either (errLate): the host's rate holds on a busy machine.
 func (d *Downloader) onWorker(ctx context.Context, r *Request, pass *politeness.Pass, picked *proxy.Picked) (attempt, error) {
 	d.forWorker.Add(1)
 	select {
@@ -137,8 +142,19 @@ func (d *Downloader) onWorker(ctx context.Context, r *Request, pass *politeness.
 		return attempt{}, ctx.Err()
 	}
 	defer func() { <-d.workers }()
+	if pass.Expired() {
+		pass.Release()
+		d.dropPick(picked)
+		d.deps.Metrics.Politeness().Waited(r.host, 0, "late")
+		return attempt{}, errLate
+	}
 	return d.send(ctx, r, pass, picked), nil
 }
+
+// errLate is onWorker's answer for a request whose turn at its host
+// passed before it got a worker or its goroutine ran (a busy machine):
+// it was not sent, and waits for its host's turn again, no try charged.
+var errLate = errors.New("turn at the host passed before the request could be sent")
 
 // dropPick gives back a proxy picked for a page that will not use it.
 func (d *Downloader) dropPick(p *proxy.Picked) {

@@ -30,8 +30,9 @@ func newPoliteness(r *Registry, labels prometheus.Labels) *Politeness {
 
 // Waited records one request to host held back for wait, and why: the
 // politeness budget's reason ("rate", "full", "paused"), or one of the
-// caller's own such as "crawl_delay" or "robots" (waiting for another
-// process to fetch robots.txt). Past 16 distinct reasons the rest are
+// caller's own such as "crawl_delay", "robots" (waiting for another
+// process to fetch robots.txt) or "late" (its turn passed before it could
+// be sent, on a busy machine: it waits for another). Past 16 distinct reasons the rest are
 // counted as "other".
 func (p *Politeness) Waited(host string, wait time.Duration, reason string) {
 	if p == nil {

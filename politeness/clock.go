@@ -18,6 +18,7 @@ type shardState struct {
 	validUntil time.Time // the hold may have lapsed in Redis after this, on our clock
 	lastRound  time.Time // when the last round was sent
 	lastSweep  time.Time // when the last round that swept was sent
+	lastProbe  time.Time // when the clock was last probed
 }
 
 func newShardState(now time.Time) *shardState {
@@ -90,6 +91,21 @@ func (c *serverClock) quickest() int {
 	}
 	return best
 }
+
+// probeWanted reports whether the clock should be read on its own: its
+// quickest recent round trip (if any) took longer than probeRTT, so a
+// booked time may be off by half of it, and the last probe was long
+// enough ago. Probes are few: one in probeEvery at most, while rounds
+// are slow.
+func (c *serverClock) probeWanted(now, last time.Time) bool {
+	return now.Sub(last) >= probeEvery && (c.n == 0 || c.samples[c.best].rtt > probeRTT)
+}
+
+// probeRTT and probeEvery: see probeWanted.
+const (
+	probeRTT   = 2 * time.Millisecond
+	probeEvery = 250 * time.Millisecond
+)
 
 // offset is server ms - local ms of the quickest recent round trip.
 func (c *serverClock) offset() float64 { return c.samples[c.best].offsetMS }

@@ -147,11 +147,12 @@ func (g *gate) blocked(now time.Time, valid bool) Reason {
 	return ReasonNone
 }
 
-// take uses a slot and a booked time for one request.
-func (g *gate) take() {
+// take uses a slot and a booked time for one request, and returns the
+// latest the request may go: its booked time and the lateness allowed.
+func (g *gate) take() time.Time {
 	g.busy++
-	g.booked.take()
 	g.passes++
+	return g.booked.take().Add(g.late)
 }
 
 // remove takes w out of the waiters; false if it was handed a pass.
@@ -251,11 +252,14 @@ func (b *bookings) next() (time.Time, bool) {
 // last is the latest booking; there must be one.
 func (b *bookings) last() time.Time { return b.at[len(b.at)-1] }
 
-// take uses the earliest booking.
-func (b *bookings) take() {
-	if len(b.at) > 0 {
-		b.at = b.at[1:]
+// take uses the earliest booking and returns its time.
+func (b *bookings) take() time.Time {
+	if len(b.at) == 0 {
+		return time.Time{}
 	}
+	at := b.at[0]
+	b.at = b.at[1:]
+	return at
 }
 
 // add books more times. A host's times only grow in Redis, but the

@@ -72,9 +72,16 @@ type Pass struct {
 	Reason Reason
 	// granted is when the gate let the request go (took its slot and
 	// booked time), on this process's clock, before the waiting
-	// goroutine is woken.
-	granted time.Time
+	// goroutine is woken; sendBy is the latest the request may go.
+	granted, sendBy time.Time
 }
+
+// Expired reports whether the pass's turn has passed: its request was not
+// sent by its booked time and the lateness allowed (a busy machine woke
+// its goroutine late). Sent now, it could come too close to the next
+// request another process sends to the host: release the pass and enter
+// again.
+func (p *Pass) Expired() bool { return p.gates.now().After(p.sendBy) }
 
 // Host is the host the pass is for.
 func (p *Pass) Host() string { return p.gate.host }
@@ -95,10 +102,10 @@ func (g *Gates) Enter(ctx context.Context, host string, rule Rule) (*Pass, error
 	gt := g.gateFor(host, rule, now)
 	reason := gt.blocked(now, g.valid(gt, now))
 	if reason == ReasonNone && len(gt.waiters) == 0 {
-		gt.take()
+		sendBy := gt.take()
 		g.notePeak(gt, now)
 		g.mu.Unlock()
-		return &Pass{gates: g, gate: gt, granted: now}, nil
+		return &Pass{gates: g, gate: gt, granted: now, sendBy: sendBy}, nil
 	}
 	w := &waiter{ch: make(chan *Pass, 1), since: now, reason: reason}
 	gt.waiters = append(gt.waiters, w)
@@ -209,8 +216,8 @@ func (g *Gates) dispatch(gt *gate, now time.Time) {
 		w := gt.waiters[0]
 		gt.waiters[0] = nil
 		gt.waiters = gt.waiters[1:]
-		gt.take()
-		w.ch <- &Pass{gates: g, gate: gt, Waited: now.Sub(w.since), Reason: w.reason, granted: now}
+		sendBy := gt.take()
+		w.ch <- &Pass{gates: g, gate: gt, Waited: now.Sub(w.since), Reason: w.reason, granted: now, sendBy: sendBy}
 	}
 	if len(gt.waiters) > 0 && gt.usable(valid) <= 0 && gt.booked.ready(now, gt.late) {
 		gt.starvedAt = now // the slots, not the rate, hold it back

@@ -3,6 +3,7 @@ package politeness
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"go.uber.org/zap"
@@ -34,7 +35,9 @@ func (g *Gates) Run(ctx context.Context) error {
 		lastRound = now
 		if !g.round(ctx, rounds) {
 			_ = ctxtime.Sleep(ctx, time.Second)
+			continue
 		}
+		g.probe(ctx, rounds)
 	}
 	g.releaseAll()
 	return nil
@@ -47,6 +50,38 @@ func (g *Gates) releaseAll() {
 	defer cancel()
 	if rounds := g.due(g.now(), true, false); len(rounds) > 0 {
 		g.round(ctx, rounds)
+	}
+}
+
+// probe reads the clock of each shard a round just went to whose round
+// trips were all slow lately (a busy machine): a booked time is only as
+// exact as the process's reading of the server's clock, and one quick
+// round trip among a few makes it so.
+func (g *Gates) probe(ctx context.Context, rounds []*shardRound) {
+	for _, r := range rounds {
+		g.mu.Lock()
+		sh := g.shards[r.shard]
+		wanted := !r.final && sh.clock.probeWanted(g.now(), sh.lastProbe)
+		if wanted {
+			sh.lastProbe = g.now()
+		}
+		g.mu.Unlock()
+		if !wanted {
+			continue
+		}
+		sent := g.now()
+		res, err := probeScript.Run(ctx, g.budget.rdb, []string{g.budget.opts.Keys.Politeness(r.shard).Live()}).Text()
+		recv := g.now()
+		if err != nil {
+			continue
+		}
+		serverMS, err := strconv.ParseFloat(res, 64)
+		if err != nil {
+			continue
+		}
+		g.mu.Lock()
+		sh.clock.observe(sent, recv, serverMS)
+		g.mu.Unlock()
 	}
 }
 

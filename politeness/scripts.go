@@ -21,6 +21,7 @@ var scripts = luascript.Set{FS: luaFiles, Consts: luascript.Consts{"LIVE_SWEEP":
 var (
 	roundScript = scripts.Load("lua/packed.lua", "lua/round.lua")
 	stateScript = scripts.Load("lua/packed.lua", "lua/state.lua")
+	probeScript = scripts.Load("lua/probe.lua")
 )
 
 // evalMany runs script once per argument set in one pipeline (one round
