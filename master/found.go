@@ -1,6 +1,8 @@
 package master
 
 import (
+	"time"
+
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +23,7 @@ const foundBatch = 64
 // committed once routed, so an entry whose master died is routed by the
 // next one, and the dupefilter's once-guard admits its items once.
 func (r *jobRunner) drainFound(ctx context.Context, round int64) error {
+	wait := idleWait / 4
 	for ctx.Err() == nil {
 		if err := r.fenced(); err != nil {
 			return err
@@ -40,12 +43,21 @@ func (r *jobRunner) drainFound(ctx context.Context, round int64) error {
 		done := r.holdingFound(entries)
 		r.routeFoundBatch(ctx, round, entries)
 		done()
-		if len(entries) == 0 {
-			sleep(ctx, idleWait/4)
+		if len(entries) > 0 {
+			wait = idleWait / 4
+			continue
 		}
+		sleep(ctx, wait)
+		wait = min(2*wait, maxFoundWait) // a job whose items link nothing costs a take a second
 	}
 	return nil
 }
+
+// maxFoundWait is the longest drainFound waits between two takes that
+// find nothing: the wait doubles from idleWait/4 while the found links'
+// queue stays empty. A link a slave finds waits at most this long to be
+// routed, beside its page's own fetch.
+const maxFoundWait = time.Second
 
 // holdingFound records that the drain routes ds, until done is called, so
 // that releaseOrphanFound leaves them alone.
