@@ -92,10 +92,10 @@ type Options struct {
 const ClusterShards = 16
 
 // DefaultOptions returns the defaults: DefaultRPS 1, LeaseTTL 5s,
-// Heartbeat 1s, Contended 100ms, Linger 500ms, Horizon 1s, MinRound 20ms,
-// Batch 100ms, MaxLate 25ms, MaxBook 1024, StateTTL 1h, Cut 0.5, CutEvery 1s, Window
-// 2s, CutThrottled 3, CutShare 0.2, Raise 0.02 (from half rate back to
-// full in 25 good answers), MinFactor 1/64, MaxPause 1h.
+// Heartbeat 1s, Contended 100ms, Linger 500ms, Horizon 1s, MinRound
+// 20ms, Batch 200ms, MaxLate 25ms, MaxBook 1024, StateTTL 1h, Cut 0.5,
+// CutEvery 1s, Window 2s, CutThrottled 3, CutShare 0.2, Raise 0.02 (from
+// half rate back to full in 25 good answers), MinFactor 1/64, MaxPause 1h.
 func DefaultOptions() Options {
 	return Options{
 		DefaultRPS:   1,
@@ -105,7 +105,7 @@ func DefaultOptions() Options {
 		Linger:       500 * time.Millisecond,
 		Horizon:      time.Second,
 		MinRound:     20 * time.Millisecond,
-		Batch:        100 * time.Millisecond,
+		Batch:        200 * time.Millisecond,
 		MaxLate:      25 * time.Millisecond,
 		MaxBook:      1024,
 		StateTTL:     time.Hour,

@@ -17,14 +17,14 @@ const markWait = 2 * time.Second
 
 // markSpacing bounds the time between two groups of marks: a slave whose
 // fetches begin one at a time as host slots free up writes them a group
-// at a time, not one script call per page. The spacing is half the pages'
-// recent fetch time, within these bounds: a mark is written while its
-// page is fetched, so a page rarely waits for it, and a slave crawling
+// at a time, not one script call per page. The spacing is most of the
+// pages' recent fetch time, within these bounds: a mark is written while
+// its page is fetched, so a page rarely waits for it, and a slave crawling
 // polite hosts (a page every few hundred milliseconds per host, a tenth
-// of a second each) writes a mark group every 50ms, not every 5ms.
+// of a second each) writes a mark group every 80ms, not every 5ms.
 const (
 	minMarkSpacing = 5 * time.Millisecond
-	maxMarkSpacing = 50 * time.Millisecond
+	maxMarkSpacing = 100 * time.Millisecond
 )
 
 // marker writes the start marks of tasks whose fetch begins (see
@@ -62,10 +62,10 @@ func (m *marker) started(w *work) {
 	}
 }
 
-// spacing is the time to the next group of marks: half the recent fetch
-// time, within minMarkSpacing and maxMarkSpacing.
+// spacing is the time to the next group of marks: four fifths of the
+// recent fetch time, within minMarkSpacing and maxMarkSpacing.
 func (m *marker) spacing() time.Duration {
-	return min(max(m.s.fetchTime.get()/2, minMarkSpacing), maxMarkSpacing)
+	return min(max(m.s.fetchTime.get()*4/5, minMarkSpacing), maxMarkSpacing)
 }
 
 // wait waits until w's start mark is written, or markWait has passed, or

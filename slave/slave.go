@@ -226,9 +226,10 @@ func (s *Slave) room() int {
 func (s *Slave) refill() int { return max(1, s.capacity()/4) }
 
 // takeSpacing is the least time between two takes that find the queues
-// dry, for a slave that holds work: each take of a trickle of admissions
-// would cost a round trip for a task or two.
-const takeSpacing = 100 * time.Millisecond
+// dry, for a slave that holds work (at least a task per fetcher): each
+// take of a trickle of admissions would cost a round trip for a task or
+// two, and the tasks it holds keep its fetchers busy meanwhile.
+const takeSpacing = 250 * time.Millisecond
 
 // dispatch takes tasks from the running jobs' queues while there is room.
 func (s *Slave) dispatch(ctx, drainCtx context.Context) {
