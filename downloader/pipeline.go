@@ -22,7 +22,7 @@ import (
 //     the file, once for the cluster); while it cannot be had, the page
 //     waits for it;
 //  4. the host's gate lets the request go: a slot of the host's cap and a
-//     rate token this process holds, no round trip to Redis;
+//     time this process booked on its rate, no round trip to Redis;
 //  5. a proxy is picked when the job uses them; a job that requires one
 //     gives its slot back and waits with the other pages of its target
 //     while none is free;

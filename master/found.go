@@ -1,11 +1,10 @@
 package master
 
 import (
-	"time"
-
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"go.uber.org/zap"
 

@@ -382,6 +382,48 @@ func TestGates_LingerGivesBack(t *testing.T) {
 	})
 }
 
+// TestGates_LeaverGivesBackToAHolder: a process that holds its share of a
+// cap with a request that stays on the wire learns of the slot another
+// process gave back on leaving, though nothing of its own moves: its
+// second request goes. Heartbeats are half an hour here, so it cannot come
+// from one.
+func TestGates_LeaverGivesBackToAHolder(t *testing.T) {
+	forServers(t, func(t *testing.T, srv server, ctx context.Context) {
+		slow := func(o *Options) {
+			o.LeaseTTL, o.Heartbeat, o.Contended, o.Linger = time.Hour, 30*time.Minute, 10*time.Millisecond, 100*time.Millisecond
+		}
+		rule := Rule{RPS: MaxRPS, Burst: 1000, Concurrency: 2}
+		walker := startGates(t, srv.connect(), srv.keys, slow)
+		walk, err := walker.gates.Enter(ctx, "leaver.test", rule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		holder := startGates(t, srv.connect(), srv.keys, slow)
+		first, err := holder.gates.Enter(ctx, "leaver.test", rule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer first.Done(200, 0) // held on the wire until the test ends
+		second := make(chan error, 1)
+		go func() {
+			p, err := holder.gates.Enter(ctx, "leaver.test", rule)
+			if err == nil {
+				p.Done(200, 0)
+			}
+			second <- err
+		}()
+		walk.Done(200, 0) // the walker leaves the host
+		select {
+		case err := <-second:
+			if err != nil {
+				t.Fatalf("second Enter: %v", err)
+			}
+		case <-ctx.Done():
+			t.Fatal("the holder never got the slot the walker gave back")
+		}
+	})
+}
+
 // TestGates_Parked: waiters of a paused host count as parked, and so do
 // those a host's rate cannot start soon (a long Crawl-delay); those of a
 // host that is merely busy do not.

@@ -111,10 +111,12 @@ func (g *Gates) slotWanted(gt *gate, now time.Time) bool {
 }
 
 // mayGrow reports whether a settling may bring gt more slots: its hold
-// must be renewed, its share is more than it holds, or its demand grew
-// past what it last told (its share may grow).
+// must be renewed, its share is more than it holds, its demand grew past
+// what it last told (its share may grow), or it wants more than it holds
+// (a process holding the rest may have left the host: nobody tells the
+// others, so they ask again, spaced by applyHost's retryAt).
 func (g *Gates) mayGrow(gt *gate, want int, valid bool) bool {
-	return !valid || gt.held < gt.share || want > gt.reported
+	return !valid || gt.held < gt.share || want > gt.reported || want > gt.held
 }
 
 // toBook is how many times gt would book now: its waiters and, for a

@@ -320,19 +320,31 @@ func (g *Gates) lapsed(shard int) {
 	}
 }
 
+// retrySpacing is how long gt waits to ask for slots again after a round
+// brought none: Contended while slots are moving (some process holds less
+// than its share, so another holds more and gives them back soon); while
+// every holder holds its share, Linger, the time a process that stopped
+// using the host takes to leave it.
+func (g *Gates) retrySpacing(gt *gate) time.Duration {
+	if gt.contended || gt.held < gt.share {
+		return g.budget.opts.Contended
+	}
+	return max(g.budget.opts.Linger, g.budget.opts.Contended)
+}
+
 // applyHost takes in one host's reply {held, share, contended, start,
 // booked, step, wait_ms, paused_ms, factor, watched} and lets its waiters
 // through.
 func (g *Gates) applyHost(c *roundCall, v []any, serverNow float64, recv time.Time) {
-	gt, o := c.gate, g.budget.opts
+	gt := c.gate
 	gt.asking = false
+	gt.share, gt.contended = int(toInt64(v[1])), toInt64(v[2]) == 1
 	if held := int(toInt64(v[0])); held >= 0 {
 		gt.held, gt.reported, gt.settledAt, gt.stale = held, c.want, recv, false
 		if held <= c.keep && len(gt.waiters) > 0 {
-			gt.retryAt = recv.Add(o.Contended) // nothing came free: ask again soon, not at once
+			gt.retryAt = recv.Add(g.retrySpacing(gt)) // nothing came free: ask again later, not at once
 		}
 	}
-	gt.share, gt.contended = int(toInt64(v[1])), toInt64(v[2]) == 1
 	clock := &g.shards[gt.shard].clock
 	start, step, lead := toFloat(v[3]), toFloat(v[5]), millis(c.lead)
 	if n := int(toInt64(v[4])); n > 0 {
