@@ -7,14 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/crawler-dev/crawler/canon"
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/extract"
 	"github.com/crawler-dev/crawler/fetch"
@@ -41,8 +39,9 @@ convert to their type, and the required fields that are missing.
 
 The page's kind is --kind when given; else the kind of the seed it is; else
 the kind that the link rules whose allow pattern matches the URL lead to,
-when they all lead to one; else the job's only item kind. Otherwise give
---kind.
+when they all lead to one; else the kind of the first rule that finds the
+page on the way from the seeds (breadth-first, at most 50 pages read).
+Otherwise give --kind. The reason is printed beside the kind.
 
 It exits non-zero when the page cannot be fetched or read, or when a
 required field is missing.`,
@@ -108,7 +107,11 @@ func runCheck(ctx context.Context, o checkOptions, out io.Writer) error {
 		return fmt.Errorf("%s: %w", o.job, err)
 	}
 	rep := &checkReport{URL: o.url}
-	if rep.Kind, rep.KindReason, err = pageKind(spec, o.url, o.kind); err != nil {
+	rep.Kind, rep.KindReason, err = pageKind(spec, o.url, o.kind)
+	if errors.Is(err, errKindUnknown) {
+		rep.Kind, rep.KindReason, err = walkKind(ctx, spec, rules, o.url)
+	}
+	if err != nil {
 		return err
 	}
 	kind := rules.Kind(rep.Kind)
@@ -139,64 +142,6 @@ func runCheck(ctx context.Context, o checkOptions, out io.Writer) error {
 			strings.Join(rep.Missing, ", "), extract.FailureMissingField)
 	}
 	return nil
-}
-
-// pageKind decides the page's kind: the one given, the seed's kind, the
-// one kind the link rules whose allow matches the URL lead to, or the
-// job's only item kind.
-func pageKind(spec *cluster.JobSpec, pageURL, given string) (kind, reason string, err error) {
-	kinds := spec.PageKinds()
-	names := sortedKinds(kinds)
-	if given != "" {
-		if _, ok := kinds[given]; !ok {
-			return "", "", fmt.Errorf("--kind: %q is not a kind of the job (kinds: %s)", given, strings.Join(names, ", "))
-		}
-		return given, "--kind", nil
-	}
-	target, err := canon.URL(pageURL)
-	if err != nil {
-		return "", "", fmt.Errorf("--url: %w", err)
-	}
-	for _, s := range spec.Seeds {
-		if c, err := canon.URL(s); err == nil && c == target {
-			return spec.SeedKind(s), "a seed of this kind", nil
-		}
-	}
-	if k := allowedKind(kinds, names, pageURL); k != "" {
-		return k, "the links whose allow pattern matches the URL lead to it", nil
-	}
-	var items []string
-	for _, n := range names {
-		if kinds[n].Item {
-			items = append(items, n)
-		}
-	}
-	if len(items) == 1 {
-		return items[0], "the job's only item kind (give --kind for another)", nil
-	}
-	return "", "", fmt.Errorf("--kind: cannot tell the page's kind (kinds: %s); give --kind", strings.Join(names, ", "))
-}
-
-// allowedKind is the one kind that the link rules with an allow pattern
-// matching u lead to, or "".
-func allowedKind(kinds map[string]cluster.PageKind, names []string, u string) string {
-	found := ""
-	for _, n := range names {
-		for _, l := range kinds[n].Links {
-			if l.Allow == "" {
-				continue
-			}
-			re, err := regexp.Compile(l.Allow)
-			if err != nil || !re.MatchString(u) || (l.Deny != "" && regexp.MustCompile(l.Deny).MatchString(u)) {
-				continue
-			}
-			if found != "" && found != l.Kind {
-				return ""
-			}
-			found = l.Kind
-		}
-	}
-	return found
 }
 
 func sortedKinds(kinds map[string]cluster.PageKind) []string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -100,8 +101,6 @@ func TestCheck_failures(t *testing.T) {
 	}{
 		{checkOptions{job: job, url: base + "/p/99999"}, "404"},
 		{checkOptions{job: job, url: base + "/p/1", kind: "products"}, `--kind: "products" is not a kind`},
-		// Not a seed, no allow pattern matches it: the job's only item kind.
-		{checkOptions{job: job, url: base + "/c/phones1"}, "required field(s) title"},
 		{checkOptions{job: job}, "--url"},
 		{checkOptions{job: job, url: base + "/", kind: "product"}, "required field(s) title"},
 	} {
@@ -133,9 +132,40 @@ func TestCheck_command(t *testing.T) {
 	}
 }
 
+// TestCheck_kindFromRules: a page that is no seed and that no allow
+// pattern matches takes the kind of the rule that leads to it from the
+// seeds, and the report says which rule and from where; a page no rule
+// leads to needs --kind, whatever the item kinds.
+func TestCheck_kindFromRules(t *testing.T) {
+	t.Parallel()
+	_, base, job := serveShop(t)
+	for _, tc := range []struct{ path, kind, reason string }{
+		{"/", "start", "the seed's kind"},
+		{"/c/phones1", "category", "kinds.start.links[0] leads to it from " + base + "/"},
+		{"/c/phones1/s1", "list", "kinds.category.links[0] leads to it from " + base + "/c/phones1"},
+		{"/p/7", "product", "kinds.list.links[2] leads to it: its allow pattern matches the URL"},
+	} {
+		rep, err := checkJSON(t, checkOptions{job: job, url: base + tc.path})
+		if err != nil || rep.Kind != tc.kind || rep.KindReason != tc.reason {
+			t.Errorf("check %s: kind %q (%s), %v; want %q (%s)", tc.path, rep.Kind, rep.KindReason, err, tc.kind, tc.reason)
+		}
+	}
+	_, err := checkJSON(t, checkOptions{job: job, url: base + "/nowhere"})
+	if err == nil || !strings.Contains(err.Error(), "no rule leads to it") || !strings.Contains(err.Error(), "give --kind") {
+		t.Errorf("check of a page no rule leads to: %v; want an error asking for --kind", err)
+	}
+	var out bytes.Buffer
+	if err := runCheck(context.Background(), checkOptions{job: job, url: base + "/c/phones1/s1"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "kind    list (kinds.category.links[0] leads to it from ") {
+		t.Errorf("check output does not say how it chose the kind:\n%s", out.String())
+	}
+}
+
 // TestPageKind: --kind, else the seed's kind, else the one kind the
-// allow patterns matching the URL lead to, else the only item kind; a job
-// with two item kinds and no allow pattern needs --kind.
+// allow patterns matching the URL lead to; else the kind is unknown
+// without reading pages (walkKind reads them).
 func TestPageKind(t *testing.T) {
 	t.Parallel()
 	spec, err := cluster.ParseJobSpec(strings.NewReader(`name: two
@@ -157,7 +187,7 @@ kinds:
 		{"https://a.example/r/1", "", ""},
 	} {
 		got, reason, err := pageKind(spec, tc.url, tc.given)
-		if got != tc.want || (tc.want == "" && (err == nil || !strings.Contains(err.Error(), "give --kind"))) {
+		if got != tc.want || (tc.want == "" && !errors.Is(err, errKindUnknown)) {
 			t.Errorf("pageKind(%s, %q) = %q (%s), %v; want %q", tc.url, tc.given, got, reason, err, tc.want)
 		}
 	}
