@@ -117,7 +117,7 @@ func runCheck(ctx context.Context, o checkOptions, out io.Writer) error {
 	kind := rules.Kind(rep.Kind)
 	page, err := checkFetch(ctx, spec, o.url, kind.JSON)
 	if err != nil {
-		return fmt.Errorf("fetch %s: %w", o.url, err)
+		return fetchContext(o.url, err)
 	}
 	rep.fill(page, spec)
 	if err := rep.render(ctx, o.render, spec, page); err != nil {
@@ -162,6 +162,16 @@ func checkFetch(ctx context.Context, spec *cluster.JobSpec, pageURL string, json
 		UserAgent: spec.UserAgent, Headers: spec.Headers, MaxBodyBytes: spec.MaxBodyBytes,
 		Timeout: spec.Timeout.Std(), AllowNonHTML: jsonPage,
 	})
+}
+
+// fetchContext names the page in a failed fetch's error, unless the
+// error is a *fetch.Error, which names it already.
+func fetchContext(pageURL string, err error) error {
+	var fe *fetch.Error
+	if errors.As(err, &fe) {
+		return err
+	}
+	return fmt.Errorf("fetch %s: %w", pageURL, err)
 }
 
 // fill records what the fetch gave, and notes what a crawl would do

@@ -108,6 +108,9 @@ func TestCheck_failures(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("check %+v = %v, want an error with %q", tc.o, err, tc.want)
 		}
+		if tc.o.url != "" && err != nil && strings.Count(err.Error(), tc.o.url) > 1 {
+			t.Errorf("check %+v = %v: the URL more than once", tc.o, err)
+		}
 	}
 }
 
