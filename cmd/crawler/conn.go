@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -30,13 +33,67 @@ func openRedis(ctx context.Context, raw string) (redis.UniversalClient, error) {
 		return nil, fmt.Errorf("--redis: %w", err)
 	}
 	rdb := parsed.NewClient()
-	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := rdb.Ping(pingCtx).Err(); err != nil {
+	dials := &dialErrors{}
+	rdb.AddHook(dials)
+	if err := pingRedis(ctx, rdb); err != nil {
 		rdb.Close()
+		if derr := dials.last(); derr != nil && !errors.Is(err, derr) {
+			err = derr // the ping timed out retrying the dial: the dial's error is the cause
+		}
 		return nil, fmt.Errorf("--redis: no answer from %s: %v", store.Redact(raw), redactErr(err, raw))
 	}
 	return rdb, nil
+}
+
+// pingRedis pings Redis for at most 5 seconds, with go-redis's own
+// warnings about failed dials held back: the dial's error is the cause the
+// caller reports, once, instead of a warning per retry before it.
+func pingRedis(ctx context.Context, rdb redis.UniversalClient) error {
+	redisPinging.Add(1)
+	defer redisPinging.Add(-1)
+	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return rdb.Ping(pingCtx).Err()
+}
+
+// redisPinging counts the pings of openRedis under way; while there is
+// one, redisLogger drops go-redis's messages.
+var redisPinging atomic.Int32
+
+// dialErrors is a go-redis hook that remembers the last error dialing a
+// server: a ping that retries a refused dial until its deadline reports
+// "context deadline exceeded", and the dial's error says why.
+type dialErrors struct {
+	mu  sync.Mutex
+	err error
+}
+
+// DialHook records each failed dial.
+func (d *dialErrors) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := next(ctx, network, addr)
+		if err != nil && ctx.Err() == nil {
+			d.mu.Lock()
+			d.err = err
+			d.mu.Unlock()
+		}
+		return conn, err
+	}
+}
+
+// ProcessHook passes commands on unchanged.
+func (d *dialErrors) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+// ProcessPipelineHook passes pipelines on unchanged.
+func (d *dialErrors) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// last is the last failed dial's error, or nil.
+func (d *dialErrors) last() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.err
 }
 
 // redactErr returns err's message with the URL's credentials hidden:

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"net"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,6 +53,38 @@ func TestOpenRedis_noClientErrors(t *testing.T) {
 			} else if name == "crawler_redis_errors_total" && m.GetCounter().GetValue() > 0 {
 				t.Errorf("%s{command=%q} = %v", name, label(m.GetLabel(), "command"), m.GetCounter().GetValue())
 			}
+		}
+	}
+}
+
+// refusedAddr is a loopback address where nothing listens: a port that
+// was just bound and closed.
+func refusedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// TestRedisRefused_cause: a command that cannot reach Redis says why
+// (the dial's "connection refused", not the ping's deadline) as its only
+// line, without go-redis's warnings before it.
+func TestRedisRefused_cause(t *testing.T) {
+	t.Parallel()
+	binary(t)
+	redisURL := "redis://" + refusedAddr(t) + "/0"
+	for _, args := range [][]string{
+		{"client", "jobs", "--redis", redisURL},
+		{"master", "--redis", redisURL, "--output", filepath.Join(t.TempDir(), "failures.jsonl")},
+	} {
+		_, stderr, err := crawler(t, time.Minute, args...)
+		if err == nil || !strings.Contains(stderr, "connection refused") || strings.Contains(stderr, "deadline") ||
+			!strings.HasPrefix(stderr, "crawler: --redis: no answer from") {
+			t.Errorf("crawler %s: %v, stderr:\n%s\nwant the dial's error alone", strings.Join(args, " "), err, stderr)
 		}
 	}
 }

@@ -120,7 +120,11 @@ func newLoggerTo(level, format string, out zapcore.WriteSyncer) (*zap.Logger, er
 // through the process's logger instead of the standard library's.
 type redisLogger struct{ log *zap.Logger }
 
-// Printf logs one go-redis message as a warning.
+// Printf logs one go-redis message as a warning, except while openRedis
+// pings: then a failure is reported once, as the command's error.
 func (l redisLogger) Printf(_ context.Context, format string, v ...any) {
+	if redisPinging.Load() > 0 {
+		return
+	}
 	l.log.Warn(fmt.Sprintf(format, v...))
 }
