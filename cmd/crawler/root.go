@@ -54,6 +54,7 @@ Precedence: flag > environment > config file > default.`,
 		PersistentPostRun: func(*cobra.Command, []string) { _ = a.logger.Sync() },
 	}
 	root.SetVersionTemplate("crawler {{.Version}}\n")
+	root.SetFlagErrorFunc(suggestFlag) // the subcommands inherit it
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.configFile, "config", "", "YAML config file whose keys are flag names")
 	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")

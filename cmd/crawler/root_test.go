@@ -63,3 +63,26 @@ func TestResolveFlags(t *testing.T) {
 		}
 	})
 }
+
+// TestUnknownFlag_suggests: a mistyped flag is answered with the
+// command's nearest flag, inherited ones included; a name near nothing
+// gets no suggestion.
+func TestUnknownFlag_suggests(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"client", "jobs", "--jsn"}, "unknown flag: --jsn (did you mean --json?)"},
+		{[]string{"client", "status", "--wach"}, "(did you mean --watch?)"},
+		{[]string{"run", "--outp", "x.jsonl"}, "(did you mean --output?)"},
+		{[]string{"check", "--log-levle", "debug"}, "(did you mean --log-level?)"},
+		{[]string{"client", "jobs", "--zzzzzz"}, "unknown flag: --zzzzzz"},
+	} {
+		root := newRootCmd()
+		root.SetArgs(tc.args)
+		err := root.Execute()
+		if err == nil || !strings.HasSuffix(err.Error(), tc.want) {
+			t.Errorf("crawler %s: %v, want an error ending %q", strings.Join(tc.args, " "), err, tc.want)
+		}
+	}
+}
