@@ -356,3 +356,16 @@ func TestClient_Submit_refusesInvalid(t *testing.T) {
 		})
 	}
 }
+
+// TestNotRetried counts the job's failures RetryFailed leaves, by kind.
+func TestNotRetried(t *testing.T) {
+	failures := []store.Failure{
+		{ID: "r:aa", Job: "r", Kind: store.KindDetail}, {ID: "r:bb", Job: "r", Kind: store.KindList},
+		{ID: "r:cc", Job: "r", Kind: "missing_field"}, {ID: "r:dd", Job: "r", Kind: "missing_field"},
+		{ID: "o:ee", Job: "o", Kind: "missing_field"},
+	}
+	got := NotRetried("r", failures)
+	if len(got) != 2 || got[store.KindList] != 1 || got["missing_field"] != 2 {
+		t.Errorf("NotRetried = %v, want list 1, missing_field 2", got)
+	}
+}

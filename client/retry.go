@@ -23,12 +23,11 @@ func (c *Client) RetryFailed(ctx context.Context, job string, failures []store.F
 	}
 	var args []any
 	for _, f := range failures {
-		fp := f.Fingerprint()
-		if f.Kind != store.KindDetail || f.Job != job || fp == "" {
+		if !retryable(job, f) {
 			continue
 		}
-		task := cluster.Task{URL: f.URL, FP: fp, Job: job, Referer: f.Referer, Round: f.Round, Retry: true}
-		args = append(args, fp, task.Encode())
+		task := cluster.Task{URL: f.URL, FP: f.Fingerprint(), Job: job, Referer: f.Referer, Round: f.Round, Retry: true}
+		args = append(args, task.FP, task.Encode())
 	}
 	if len(args) == 0 {
 		return 0, nil
@@ -38,4 +37,25 @@ func (c *Client) RetryFailed(ctx context.Context, job string, failures []store.F
 		return 0, fmt.Errorf("retry failed of job %s: %w", job, err)
 	}
 	return n, nil
+}
+
+// retryable reports whether RetryFailed re-enqueues the failure: a detail
+// page of the job that could not be fetched.
+func retryable(job string, f store.Failure) bool {
+	return f.Kind == store.KindDetail && f.Job == job && f.Fingerprint() != ""
+}
+
+// NotRetried counts the failures of job that RetryFailed leaves alone, by
+// their kind: list pages (the next round fetches them again), pages
+// skipped on purpose (not_html, robots, offsite) and pages that were
+// fetched but yield no item (missing_field, extract_limit), which a retry
+// would fail the same way.
+func NotRetried(job string, failures []store.Failure) map[string]int {
+	counts := map[string]int{}
+	for _, f := range failures {
+		if f.Job == job && !retryable(job, f) {
+			counts[f.Kind]++
+		}
+	}
+	return counts
 }

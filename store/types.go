@@ -93,6 +93,12 @@ type Failure struct {
 const (
 	KindDetail = "detail"
 	KindList   = "list"
+	// KindNotHTML, KindRobots and KindOffsite are detail pages skipped on
+	// purpose: not HTML, disallowed by robots.txt, redirected off the
+	// allowed domains.
+	KindNotHTML = "not_html"
+	KindRobots  = "robots"
+	KindOffsite = "offsite"
 )
 
 // Fingerprint is the page's fingerprint, the part of ID after the job.

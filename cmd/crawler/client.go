@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/crawler-dev/crawler/client"
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/extract"
 	"github.com/crawler-dev/crawler/internal/redact"
 	"github.com/crawler-dev/crawler/store"
 )
@@ -360,6 +363,40 @@ func writeExport(cmd *cobra.Command, job, out string, export func(io.Writer) (in
 	return nil
 }
 
+// notRetriedWhy says why retry-failed leaves failures of a kind alone.
+var notRetriedWhy = map[string]string{
+	store.KindList:              "list pages: the next round fetches them again",
+	extract.FailureMissingField: "the page answered but lacks a required field: a retry would fail it the same way; see crawler check",
+	extract.FailureLimit:        "the page answered but its extraction passed its work budget: a retry would fail it the same way",
+	store.KindNotHTML:           "not HTML: skipped on purpose",
+	store.KindRobots:            "disallowed by robots.txt: skipped on purpose",
+	store.KindOffsite:           "redirected off the allowed domains: skipped on purpose",
+}
+
+// printNotRetried writes how many failures retry-failed left alone, by
+// kind, and why.
+func printNotRetried(w io.Writer, counts map[string]int) {
+	total := 0
+	for _, n := range counts {
+		total += n
+	}
+	if total == 0 {
+		return
+	}
+	noun := "failures"
+	if total == 1 {
+		noun = "failure"
+	}
+	fmt.Fprintf(w, "%d %s not retryable:\n", total, noun)
+	for _, kind := range slices.Sorted(maps.Keys(counts)) {
+		why := notRetriedWhy[kind]
+		if why == "" {
+			why = "not a page that could not be fetched"
+		}
+		fmt.Fprintf(w, "  %d %s (%s)\n", counts[kind], kind, why)
+	}
+}
+
 func newRetryFailedCmd() *cobra.Command {
 	var (
 		cf    clusterFlags
@@ -392,6 +429,7 @@ func newRetryFailedCmd() *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%d failed pages of job %s re-enqueued\n", n, job)
+			printNotRetried(cmd.OutOrStdout(), client.NotRetried(job, failures))
 			return nil
 		},
 	}
