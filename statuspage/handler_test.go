@@ -280,3 +280,26 @@ func TestServer_Run(t *testing.T) {
 		t.Errorf("close after run: %v", err)
 	}
 }
+
+// TestHandler_Cancelled: a job that client cancel stopped is shown as
+// cancelled, on the page and in the API's label, though its state stays
+// finished.
+func TestHandler_Cancelled(t *testing.T) {
+	f := newFixture(t)
+	f.submit("stopped")
+	f.rdb.HSet(f.ctx, f.keys.Job("stopped").State(), cluster.StateField, cluster.StateFinished,
+		cluster.StateFinishedAt, time.Now().UTC().Format(time.RFC3339Nano), cluster.StateCancelledAt, time.Now().UTC().Format(time.RFC3339))
+	f.submit("done")
+	f.rdb.HSet(f.ctx, f.keys.Job("done").State(), cluster.StateField, cluster.StateFinished)
+	srv := f.serve(f.source(nil), nil)
+	_, _, body := get(t, srv.URL())
+	if !strings.Contains(string(body), `<span class="state cancelled">cancelled</span>`) ||
+		!strings.Contains(string(body), `<span class="state finished">finished</span>`) {
+		t.Errorf("page does not show the cancelled job as cancelled, the finished one as finished:\n%s", body)
+	}
+	_, _, body = get(t, srv.URL()+"api/jobs/stopped")
+	var j Job
+	if err := json.Unmarshal(body, &j); err != nil || j.Label != "cancelled" || j.State != cluster.StateFinished || j.CancelledAt == "" {
+		t.Errorf("api/jobs/stopped: %s, %v; want state finished, label cancelled, cancelled_at", body, err)
+	}
+}

@@ -75,6 +75,10 @@ type Job struct {
 	// Failures are the job's failures by kind and its last few reasons;
 	// nil when they could not be read.
 	Failures *feed.Failures `json:"failures,omitempty"`
+	// Label is the state as the page shows it: "cancelled" for a job that
+	// finished because client cancel stopped it (CancelledAt is set), else
+	// State.
+	Label string `json:"label"`
 }
 
 // Progress measures a job's detail pages: every page discovered ends as
@@ -100,7 +104,15 @@ func NewJob(st client.Status) Job {
 		pct := func(n int64) float64 { return min(100, 100*float64(n)/float64(p.Total)) }
 		p.Percent, p.Stored, p.Failed, p.Duplicates = pct(p.Done), pct(c.Stored), pct(c.Failed), pct(c.Duplicates)
 	}
-	return Job{Status: st, Progress: p}
+	return Job{Status: st, Progress: p, Label: stateLabel(st)}
+}
+
+// stateLabel is the state a job's row shows.
+func stateLabel(st client.Status) string {
+	if st.State == cluster.StateFinished && st.CancelledAt != "" {
+		return "cancelled"
+	}
+	return st.State
 }
 
 // withDuration sets DurationMS by now, the snapshot's time.

@@ -60,7 +60,7 @@
     const when = (j.started_at ? 'started ' + ago(j.started_at, now) : 'submitted ' + ago(j.submitted_at, now)) + took(j);
     return el('tr', { 'data-job': j.job }, [
       el('td', { class: 'name' }, [el('span', { class: 'job' }, j.job), el('span', { class: 'sub' }, `round ${j.round} · ${when}`)]),
-      el('td', {}, el('span', { class: 'state ' + j.state }, j.state)),
+      el('td', {}, el('span', { class: 'state ' + (j.label || j.state) }, j.label || j.state)),
       progress([[p.stored_pct, 'stored'], [p.duplicates_pct, 'dup'], [p.failed_pct, 'failed']],
         [el('b', { class: 'pct' }, pct(p.percent)), ' ', el('span', { class: 'done' }, num(p.done)), ' / ',
           el('span', { class: 'total' }, num(p.total))]),
