@@ -210,10 +210,22 @@ func slaveCounts(stats map[string]string, depth queue.Depth) map[string]SlaveCou
 	return out
 }
 
+// BetweenRounds reports whether the job has finished a round and waits
+// for its next one (recrawl_every or schedule); a cancelled job does not.
+func (st *Status) BetweenRounds() bool {
+	return st.State == cluster.StateFinished && st.NextRoundAt != "" && st.CancelledAt == ""
+}
+
 // Wait polls the job's status every interval until it is finished or ctx
 // ends, calling progress (if not nil) with each status read. When ctx
 // ends it returns the last status read (nil if none was) and ctx's error.
 func (c *Client) Wait(ctx context.Context, job string, interval time.Duration, progress func(*Status)) (*Status, error) {
+	return c.WaitFor(ctx, job, interval, progress, func(st *Status) bool { return st.State == cluster.StateFinished })
+}
+
+// WaitFor is Wait until done, rather than the job's end, says so.
+func (c *Client) WaitFor(ctx context.Context, job string, interval time.Duration, progress func(*Status),
+	done func(*Status) bool) (*Status, error) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	var last *Status
@@ -227,7 +239,7 @@ func (c *Client) Wait(ctx context.Context, job string, interval time.Duration, p
 			if progress != nil {
 				progress(st)
 			}
-			if st.State == cluster.StateFinished {
+			if done(st) {
 				return st, nil
 			}
 		}

@@ -123,13 +123,15 @@ func newStatusCmd() *cobra.Command {
 			ctx := cmd.Context()
 			var st *client.Status
 			if watch {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, timeout)
-				defer cancel()
+				if cmd.Flags().Changed("timeout") {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, timeout)
+					defer cancel()
+				}
 				ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 				defer stop()
 				w := newWatch(cmd.OutOrStdout())
-				st, err = cl.Wait(ctx, job, time.Second, w.show)
+				st, err = cl.WaitFor(ctx, job, time.Second, w.show, watchDone())
 				w.done()
 				if ctx.Err() != nil && cmd.Context().Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
 					return nil // Ctrl-C: the user stopped watching
@@ -159,8 +161,8 @@ func newStatusCmd() *cobra.Command {
 	f.StringVar(&job, "job", "", "job name")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
 	f.BoolVar(&wait, "wait", false, "wait until the job is finished (exit 0; 1 if it stored nothing) or --timeout passes (exit 1)")
-	f.BoolVar(&watch, "watch", false, "follow the job live until it is finished: progress, rate, ETA and a table per slave")
-	f.DurationVar(&timeout, "timeout", 10*time.Minute, "how long --wait and --watch wait")
+	f.BoolVar(&watch, "watch", false, "follow the job live until it is finished (a job between rounds: until its next round is): progress, rate, ETA and a table per slave")
+	f.DurationVar(&timeout, "timeout", 10*time.Minute, "how long --wait waits, and --watch when given (else until the job is finished or Ctrl-C)")
 	return cmd
 }
 

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/crawler-dev/crawler/client"
+	"github.com/crawler-dev/crawler/cluster"
 )
 
 // watch draws a job's status live for client status --watch: on a terminal
@@ -24,15 +25,25 @@ type watch struct {
 	out      io.Writer
 	terminal bool
 	started  time.Time
-	samples  []rate // stored over the last ten seconds, for the rate
+	samples  []rate     // stored over the last ten seconds, for the rate
+	width    func() int // the terminal's columns; nil: watchWidth
 }
 
 func newWatch(out io.Writer) *watch {
 	w := &watch{out: out, started: time.Now()}
-	if f, ok := out.(*os.File); ok {
-		w.terminal = term.IsTerminal(int(f.Fd()))
+	if f, ok := out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		w.terminal, w.width = true, terminalWidth(int(f.Fd()))
 	}
 	return w
+}
+
+// columns is how wide a line of the view may be: watchWidth, or the
+// terminal's width when it is narrower.
+func (w *watch) columns() int {
+	if w.width == nil {
+		return watchWidth
+	}
+	return max(10, min(watchWidth, w.width()))
 }
 
 // watchWidth is the terminal width the view fits: every line of it is at
@@ -45,6 +56,35 @@ var inFlightNote = []string{
 	"  their host's turn (rate, concurrency cap, pause), robots.txt or a proxy.",
 }
 
+// watchDone is when --watch stops: once the job is finished; for a job
+// between rounds when the watch began, once its next round is.
+func watchDone() func(*client.Status) bool {
+	target := int64(-1)
+	return func(st *client.Status) bool {
+		if target < 0 {
+			target = st.Round
+			if st.BetweenRounds() {
+				target++
+			}
+		}
+		return st.State == cluster.StateFinished && (st.CancelledAt != "" || st.Round >= target)
+	}
+}
+
+// nextRoundText says when a job between rounds starts its next one, or
+// "" for a job that is not between rounds.
+func nextRoundText(st *client.Status, now time.Time) string {
+	if !st.BetweenRounds() {
+		return ""
+	}
+	at, err := time.Parse(time.RFC3339Nano, st.NextRoundAt)
+	if err != nil {
+		return fmt.Sprintf("round %d due at %s", st.Round+1, st.NextRoundAt)
+	}
+	return fmt.Sprintf("round %d due at %s (in %s)", st.Round+1, at.Local().Format("15:04:05"),
+		max(0, at.Sub(now)).Round(time.Second))
+}
+
 // show draws st.
 func (w *watch) show(st *client.Status) {
 	now := time.Now()
@@ -54,13 +94,32 @@ func (w *watch) show(st *client.Status) {
 	}
 	speed := w.rate()
 	if !w.terminal {
-		fmt.Fprintf(w.out, "%s %s\n", now.Format("15:04:05"), progressText(st, speed, now.Sub(w.started)))
+		fmt.Fprintln(w.out, pipeLine(st, speed, now, now.Sub(w.started)))
 		return
 	}
 	fmt.Fprint(w.out, "\033[H\033[2J") // home, clear
 	for _, line := range frame(st, speed, now) {
-		fmt.Fprintln(w.out, line)
+		fmt.Fprintln(w.out, cut(line, w.columns()))
 	}
+}
+
+// indent indents a line of the view; an empty one stays empty.
+func indent(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "  " + s
+}
+
+// pipeLine is one line of the view on a pipe: the time and the progress,
+// within watchWidth columns.
+func pipeLine(st *client.Status, speed float64, now time.Time, elapsed time.Duration) string {
+	clock := now.Format("15:04:05")
+	parts := progressParts(st, speed, elapsed)
+	if next := nextRoundText(st, now); next != "" {
+		parts = append([]linePart{{next, 0, 11}}, parts...)
+	}
+	return clock + " " + fitLine(parts, watchWidth-len(clock)-1)
 }
 
 // frame is the terminal view of st: lines of at most watchWidth columns.
@@ -71,7 +130,7 @@ func frame(st *client.Status, speed float64, now time.Time) []string {
 	head = cut(head, watchWidth-len(clock)-2)
 	lines := []string{
 		head + strings.Repeat(" ", watchWidth-utf8.RuneCountInString(head)-len(clock)) + clock,
-		"",
+		indent(nextRoundText(st, now)),
 		fmt.Sprintf("  %s %5.1f%%  %s of %s settled", bar(c.Settled(), c.Discovered, 30),
 			percent(c.Settled(), c.Discovered), count(c.Settled()), count(c.Discovered)),
 		"  " + speedText(speed, c.Queued+c.InFlight),
