@@ -75,11 +75,29 @@ func (j *job) foundEntry(t cluster.Task, res *extract.Result) string {
 	return f.Encode()
 }
 
+// answeredError is an extraction's error on a page that answered with
+// status: the failure records the status, not 0.
+type answeredError struct {
+	status int
+	err    error
+}
+
+// Error is the extraction's error alone.
+func (e *answeredError) Error() string { return e.err.Error() }
+
+// Unwrap returns the extraction's error.
+func (e *answeredError) Unwrap() error { return e.err }
+
 // extractFailure is the record of an item page that yields no item; one
 // without a required field is of kind missing_field, one past its
 // extraction budget of kind extract_limit.
 func (s *Slave) extractFailure(w *work, cause error, tries int) store.Failure {
 	f := s.failure(w, cause, tries, false)
+	f.PageKind = w.task.ItemKind()
+	var answered *answeredError
+	if errors.As(cause, &answered) {
+		f.Status = answered.status
+	}
 	switch {
 	case errors.Is(cause, errMissingField):
 		f.Kind = extract.FailureMissingField

@@ -28,6 +28,9 @@ func (s *Slave) measuredExtract(ctx context.Context, w *work, page *fetch.Page) 
 		result = metrics.ExtractError
 	}
 	node.Extracted(time.Since(began), result)
+	if err != nil {
+		err = &answeredError{status: page.Status, err: err}
+	}
 	return item, found, err
 }
 

@@ -101,10 +101,11 @@ func TestSlave_outcomes(t *testing.T) {
 		status    int
 		transient bool
 		reason    string
+		pageKind  string // the job's kind of a page that answered but gave no item
 	}{
 		{url: site.URL + "/missing", kind: "detail", status: 404, reason: "404"},
 		{url: site.URL + "/down", kind: "detail", status: 503, transient: true, reason: "503"},
-		{url: site.URL + "/untitled", kind: extract.FailureMissingField, reason: "title"},
+		{url: site.URL + "/untitled", kind: extract.FailureMissingField, status: 200, reason: "title", pageKind: cluster.KindDetail},
 		{url: "{not a task", kind: "detail", reason: "decode task"},
 		{url: site.URL + "/file.pdf", kind: "not_html", status: 200, reason: "not html"},
 		{url: site.URL + "/private/1", kind: "robots", reason: "robots.txt"},
@@ -114,9 +115,10 @@ func TestSlave_outcomes(t *testing.T) {
 		switch {
 		case !ok:
 			t.Errorf("no failure record of %s (records %v)", tc.url, records)
-		case f.Kind != tc.kind || f.Status != tc.status || f.Transient != tc.transient || !strings.Contains(f.Reason, tc.reason) || f.Job != "outcomes":
-			t.Errorf("record of %s = %+v; want kind %s, status %d, transient %v, a reason naming %q",
-				tc.url, f, tc.kind, tc.status, tc.transient, tc.reason)
+		case f.Kind != tc.kind || f.Status != tc.status || f.Transient != tc.transient || !strings.Contains(f.Reason, tc.reason) ||
+			f.Job != "outcomes" || (tc.pageKind != "" && f.PageKind != tc.pageKind):
+			t.Errorf("record of %s = %+v; want kind %s, status %d, transient %v, a reason naming %q, page kind %q",
+				tc.url, f, tc.kind, tc.status, tc.transient, tc.reason, tc.pageKind)
 		}
 	}
 	if len(records) != 7 {

@@ -69,12 +69,19 @@ type Failure struct {
 	URL string `bson:"url" json:"url"`
 	// Job is the job's name.
 	Job string `bson:"job" json:"job"`
-	// Kind is "detail" or "list" for a page that failed, or why a detail
-	// page was skipped on purpose: "not_html", "robots" or "offsite".
+	// Kind is the failure's kind: "detail" or "list" for a page that
+	// could not be fetched; why a detail page was skipped on purpose:
+	// "not_html", "robots" or "offsite"; or why a page that answered gave
+	// no item: "missing_field" or "extract_limit". It is not the page's
+	// kind in the job: that is PageKind.
 	Kind string `bson:"kind" json:"kind"`
+	// PageKind is the page's kind in the job (product, category; detail or
+	// start in the short form), when its recorder knew it.
+	PageKind string `bson:"page_kind,omitempty" json:"page_kind,omitempty"`
 	// Reason says why it failed.
 	Reason string `bson:"reason" json:"reason"`
-	// Status is the last HTTP status, or 0 when no response arrived.
+	// Status is the last HTTP status the page answered (200 for a page
+	// that answered but gave no item), or 0 when no response arrived.
 	Status int `bson:"status" json:"status"`
 	// Attempts is how many requests were made.
 	Attempts int `bson:"attempts" json:"attempts"`
