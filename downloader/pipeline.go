@@ -20,7 +20,8 @@ import (
 //     it asks anything of the site directly;
 //  3. robots.txt must allow the URL (the first ask of an origin fetches
 //     the file, once for the cluster); while it cannot be had, the page
-//     waits for it;
+//     waits for it; a request for robots.txt itself is answered from that
+//     shared copy (robotsfile.go);
 //  4. the host's gate lets the request go: a slot of the host's cap and a
 //     time this process booked on its rate, no round trip to Redis;
 //  5. a proxy is picked when the job uses them; a job that requires one
@@ -47,6 +48,9 @@ func (d *Downloader) fetchPage(ctx context.Context, r *Request) Result {
 	for {
 		rule, res, ok := d.allowed(ctx, r, u)
 		if !ok {
+			return res
+		}
+		if res, ok := d.sharedRobots(ctx, r, u); ok {
 			return res
 		}
 		pass, picked, err := d.turn(ctx, r, u, rule)
