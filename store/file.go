@@ -1,14 +1,17 @@
 package store
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"sync"
 )
 
@@ -68,9 +71,9 @@ func openFile(path string, format Format, fields []string, stdout io.Writer) (*F
 	case path == Stdout:
 		s.items = newLineFile("stdout", stdout, nil, nil, 0)
 	case format == FormatCSV:
-		header := csvColumns(fields)
-		s.encode, s.key = csvRecordTo(csvLine(fields)), csvItemKey
-		s.items, err = openCSVFile(path, header)
+		fixed := csvFixedOf(path, fields)
+		s.encode, s.key = csvRecordTo(csvLineAfter(fixed, fields)), csvItemKey
+		s.items, err = openCSVFile(path, csvColumnsAfter(fixed, fields))
 	case format == FormatJSON:
 		s.spool = path + ".partial.jsonl"
 		s.items, err = openJSONSpool(path, s.spool)
@@ -216,6 +219,22 @@ func (s *File) Close() error {
 		err = renderJSON(s.spool, s.path)
 	}
 	return err
+}
+
+// csvFixedOf is the fixed columns to append to the CSV file at path in:
+// csvFixed, or csvFixedWithoutKind when the file was written before the
+// kind column, with these fields.
+func csvFixedOf(path string, fields []string) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		return csvFixed
+	}
+	defer f.Close()
+	header, err := csv.NewReader(bufio.NewReader(f)).Read()
+	if err == nil && slices.Equal(header, csvColumnsAfter(csvFixedWithoutKind, fields)) {
+		return csvFixedWithoutKind
+	}
+	return csvFixed
 }
 
 // openCSVFile opens a CSV file for appending: it checks the header, cuts

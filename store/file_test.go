@@ -55,10 +55,11 @@ func TestOpenFile_unknownExtension(t *testing.T) {
 func TestFile_CSV(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "items.csv")
 	items := sampleItems()
+	items[0].Kind = "product"
 	s := openTestFile(t, path, "title", "tags", "body")
 	saveAll(t, s, items[0], items[0])
-	header := "url,job,fetched_at,status,round,body,tags,title\n"
-	row0 := "https://example.com/a,news,2025-01-02T03:04:05.0000006Z,200,0,\"line one\nline two\",x | y,\"Say \"\"hi\"\", world\"\n"
+	header := "url,job,fetched_at,status,round,kind,body,tags,title\n"
+	row0 := "https://example.com/a,news,2025-01-02T03:04:05.0000006Z,200,0,product,\"line one\nline two\",x | y,\"Say \"\"hi\"\", world\"\n"
 	if got := readFile(t, path); got != header+row0 {
 		t.Errorf("before Close:\n%q\nwant\n%q", got, header+row0)
 	}
@@ -67,12 +68,30 @@ func TestFile_CSV(t *testing.T) {
 	}
 	s = openTestFile(t, path, "body", "title", "tags")
 	saveAll(t, s, items[1], items[0])
-	row1 := "\"https://example.com/b?q=1,2\",news,2025-01-02T03:04:05.0000006Z,200,2,,only,B\n"
+	row1 := "\"https://example.com/b?q=1,2\",news,2025-01-02T03:04:05.0000006Z,200,2,,,only,B\n"
 	if got := readFile(t, path); got != header+row0+row1 {
 		t.Errorf("after reopen:\n%q\nwant\n%q", got, header+row0+row1)
 	}
 	if n, _ := s.Counts(); n != 2 {
 		t.Errorf("Counts = %d, want 2", n)
+	}
+}
+
+// TestFile_CSVWithoutKind: a CSV file written before the kind column is
+// appended to in its own columns.
+func TestFile_CSVWithoutKind(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "items.csv")
+	old := "url,job,fetched_at,status,round,body\nhttps://example.com/a,news,,200,1,plain\n"
+	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := openTestFile(t, path, "body")
+	it := sampleItems()[1]
+	it.Kind, it.Fields = "product", map[string]any{"body": "B"}
+	saveAll(t, s, it)
+	want := old + "\"https://example.com/b?q=1,2\",news,2025-01-02T03:04:05.0000006Z,200,2,B\n"
+	if got := readFile(t, path); got != want {
+		t.Errorf("after append:\n%q\nwant\n%q", got, want)
 	}
 }
 
@@ -91,8 +110,8 @@ func TestFile_CSVTornTail(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "items.csv")
 			content := header + row + tail
 			want := header + row
-			if name == "header only, torn" {
-				content, want = header[:10], header
+			if name == "header only, torn" { // a new file: today's columns
+				content, want = header[:10], "url,job,fetched_at,status,round,kind,body\n"
 			}
 			if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 				t.Fatal(err)

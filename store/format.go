@@ -87,17 +87,25 @@ type itemLine func(it Item) ([]byte, error)
 func jsonLine(it Item) ([]byte, error) { return json.Marshal(it) }
 
 // csvFixed are the CSV columns every item has, before its fields; a
-// reopened file knows which round a row is of by its round column.
-var csvFixed = []string{"url", "job", "fetched_at", "status", "round"}
+// reopened file knows which round a row is of by its round column. kind is
+// the item's page kind (empty in the short form).
+var csvFixed = []string{"url", "job", "fetched_at", "status", "round", "kind"}
+
+// csvFixedWithoutKind are the fixed columns of a CSV file written before
+// the kind column: such a file is appended to in its own layout.
+var csvFixedWithoutKind = csvFixed[:5]
 
 // csvRoundColumn is the index of the round column.
 const csvRoundColumn = 4
 
 // csvColumns is the CSV header for a job with these fields.
-func csvColumns(fields []string) []string {
+func csvColumns(fields []string) []string { return csvColumnsAfter(csvFixed, fields) }
+
+// csvColumnsAfter is the header of fixed columns then the fields, sorted.
+func csvColumnsAfter(fixed, fields []string) []string {
 	sorted := slices.Clone(fields)
 	slices.Sort(sorted)
-	return append(slices.Clone(csvFixed), slices.Compact(sorted)...)
+	return append(slices.Clone(fixed), slices.Compact(sorted)...)
 }
 
 // csvRecord encodes records with the header's columns, quoted as CSV
@@ -113,15 +121,23 @@ func csvRecord(rec []string) ([]byte, error) {
 }
 
 // csvLine returns the CSV encoder for a job with these fields.
-func csvLine(fields []string) itemLine {
-	cols := csvColumns(fields)[len(csvFixed):]
+func csvLine(fields []string) itemLine { return csvLineAfter(csvFixed, fields) }
+
+// csvLineAfter returns the CSV encoder of the fixed columns (csvFixed, or
+// csvFixedWithoutKind for an older file) then the fields.
+func csvLineAfter(fixed, fields []string) itemLine {
+	cols := csvColumnsAfter(fixed, fields)[len(fixed):]
+	withKind := len(fixed) == len(csvFixed)
 	return func(it Item) ([]byte, error) {
-		rec := make([]string, 0, len(csvFixed)+len(cols))
+		rec := make([]string, 0, len(fixed)+len(cols))
 		at := ""
 		if !it.FetchedAt.IsZero() {
 			at = it.FetchedAt.UTC().Format(time.RFC3339Nano)
 		}
 		rec = append(rec, it.URL, it.Job, at, strconv.Itoa(it.Status), strconv.FormatInt(it.Round, 10))
+		if withKind {
+			rec = append(rec, it.Kind)
+		}
 		for _, c := range cols {
 			rec = append(rec, cellText(it.Fields[c]))
 		}
@@ -166,8 +182,8 @@ type ItemWriter interface {
 }
 
 // NewItemWriter writes items to w in format f. fields are the job's field
-// names, the CSV columns after url, job, fetched_at, status and round
-// (ignored by the JSON formats). Output is buffered until Close.
+// names, the CSV columns after url, job, fetched_at, status, round and
+// kind (ignored by the JSON formats). Output is buffered until Close.
 func NewItemWriter(w io.Writer, f Format, fields []string) ItemWriter {
 	bw := bufio.NewWriter(w)
 	switch f {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -82,20 +83,22 @@ func TestNewItemWriter(t *testing.T) {
 		}
 	})
 	t.Run("csv", func(t *testing.T) {
+		items := slices.Clone(items)
+		items[0].Kind = "product"
 		out := write(FormatCSV, []string{"title", "tags", "body"}, items)
 		recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
 		if err != nil {
 			t.Fatalf("%q: %v", out, err)
 		}
 		want := [][]string{
-			{"url", "job", "fetched_at", "status", "round", "body", "tags", "title"},
-			{"https://example.com/a", "news", "2025-01-02T03:04:05.0000006Z", "200", "0", "line one\nline two", "x | y", `Say "hi", world`},
-			{"https://example.com/b?q=1,2", "news", "2025-01-02T03:04:05.0000006Z", "200", "2", "", "only", "B"},
+			{"url", "job", "fetched_at", "status", "round", "kind", "body", "tags", "title"},
+			{"https://example.com/a", "news", "2025-01-02T03:04:05.0000006Z", "200", "0", "product", "line one\nline two", "x | y", `Say "hi", world`},
+			{"https://example.com/b?q=1,2", "news", "2025-01-02T03:04:05.0000006Z", "200", "2", "", "", "only", "B"},
 		}
 		if !reflect.DeepEqual(recs, want) {
 			t.Errorf("csv = %q\nwant %q", recs, want)
 		}
-		if header := write(FormatCSV, []string{"b", "a"}, nil); header != "url,job,fetched_at,status,round,a,b\n" {
+		if header := write(FormatCSV, []string{"b", "a"}, nil); header != "url,job,fetched_at,status,round,kind,a,b\n" {
 			t.Errorf("no items = %q, want the header alone", header)
 		}
 	})

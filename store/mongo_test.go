@@ -196,10 +196,10 @@ func TestMongo_ExportItems(t *testing.T) {
 		if err != nil || n != 3 {
 			t.Fatalf("ExportItemsAs(csv) = %d, %v; want 3", n, err)
 		}
-		want := "url,job,fetched_at,status,round,none,tags,title\n" +
-			"https://example.com/a,news,2025-01-02T03:04:05Z,200,0,,x | a,T a\n" +
-			"https://example.com/b,news,2025-01-02T03:04:05Z,200,0,,x | b,T b\n" +
-			"https://example.com/c,news,2025-01-02T03:04:05Z,200,0,,x | c,T c\n"
+		want := "url,job,fetched_at,status,round,kind,none,tags,title\n" +
+			"https://example.com/a,news,2025-01-02T03:04:05Z,200,0,,,x | a,T a\n" +
+			"https://example.com/b,news,2025-01-02T03:04:05Z,200,0,,,x | b,T b\n" +
+			"https://example.com/c,news,2025-01-02T03:04:05Z,200,0,,,x | c,T c\n"
 		if buf.String() != want {
 			t.Errorf("csv =\n%s\nwant\n%s", buf.String(), want)
 		}
