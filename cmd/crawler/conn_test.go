@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -57,26 +56,13 @@ func TestOpenRedis_noClientErrors(t *testing.T) {
 	}
 }
 
-// refusedAddr is a loopback address where nothing listens: a port that
-// was just bound and closed.
-func refusedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 // TestRedisRefused_cause: a command that cannot reach Redis says why
 // (the dial's "connection refused", not the ping's deadline) as its only
 // line, without go-redis's warnings before it.
 func TestRedisRefused_cause(t *testing.T) {
 	t.Parallel()
 	binary(t)
-	redisURL := "redis://" + refusedAddr(t) + "/0"
+	redisURL := "redis://127.0.0.1:" + freePort(t) + "/0" // nothing listens there
 	for _, args := range [][]string{
 		{"client", "jobs", "--redis", redisURL},
 		{"master", "--redis", redisURL, "--output", filepath.Join(t.TempDir(), "failures.jsonl")},
