@@ -120,7 +120,7 @@ func (d *Downloader) robotsGetter(j *Job) robots.Getter {
 			// (RFC 9309 §2.3.1.2), which the Cache reads as allow all.
 			return robots.Response{Status: http.StatusFound}, nil
 		case errors.Is(err, fetch.ErrBlockedAddress):
-			return robots.Response{}, fmt.Errorf("%w: %w", robots.ErrRefused, fetch.ErrBlockedAddress)
+			return robots.Response{}, fmt.Errorf("%w: %w", robots.ErrRefused, fetch.AddressRefusal(err))
 		}
 		return robots.Response{}, err
 	}
