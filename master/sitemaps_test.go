@@ -2,10 +2,8 @@ package master
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/crawler-dev/crawler/cluster"
@@ -25,17 +23,7 @@ func TestJobRunner_bigSitemap(t *testing.T) {
 			return
 		}
 		w.Header().Set("Content-Type", "application/xml")
-		io.WriteString(w, `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
-		var chunk strings.Builder
-		for i := 0; chunk.Len() < 64<<10; i++ {
-			fmt.Fprintf(&chunk, "<url><loc>http://%s/p/%d</loc></url>\n", r.Host, i%pages)
-		}
-		for written := 0; written < 200<<20; written += chunk.Len() {
-			if _, err := io.WriteString(w, chunk.String()); err != nil {
-				return // the master read what it takes
-			}
-		}
-		io.WriteString(w, "</urlset>")
+		testenv.StreamSitemap(w, r.Host, pages, 200<<20)
 	}))
 	t.Cleanup(srv.Close)
 	rdb, keys := testenv.Redis(t)

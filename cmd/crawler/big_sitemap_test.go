@@ -2,14 +2,12 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/crawler-dev/crawler/internal/testenv"
 )
 
 // TestRun_bigSitemap (issue 29, item 8): a 200 MB uncompressed sitemap
@@ -23,17 +21,7 @@ func TestRun_bigSitemap(t *testing.T) {
 		switch {
 		case r.URL.Path == "/sitemap.xml":
 			w.Header().Set("Content-Type", "application/xml")
-			io.WriteString(w, `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
-			var chunk strings.Builder
-			for i := 0; chunk.Len() < 1<<20; i++ {
-				fmt.Fprintf(&chunk, "<url><loc>http://%s/p/%d</loc></url>\n", r.Host, i%pages)
-			}
-			for written := 0; written < 200<<20; written += chunk.Len() {
-				if _, err := io.WriteString(w, chunk.String()); err != nil {
-					return // the crawler read what it takes
-				}
-			}
-			io.WriteString(w, "</urlset>")
+			testenv.StreamSitemap(w, r.Host, pages, 200<<20)
 		case strings.HasPrefix(r.URL.Path, "/p/"):
 			w.Header().Set("Content-Type", "text/html")
 			fmt.Fprintf(w, "<html><body><h1>%s</h1></body></html>", r.URL.Path)
@@ -52,15 +40,7 @@ kinds:
   start: {links: [{css: "a.p", kind: product}]}
   product: {item: true, fields: {title: {css: "h1"}}}
 `, srv.URL)
-	dir := t.TempDir()
-	jobFile, out := filepath.Join(dir, "bigsitemap.yaml"), filepath.Join(dir, "items.jsonl")
-	if err := os.WriteFile(jobFile, []byte(job), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	stdout, stderr, err := crawler(t, 3*time.Minute, "run", "--job", jobFile, "-o", out, "--log-level", "warn")
-	if err != nil {
-		t.Fatalf("crawler run: %v\nstdout %s\nstderr %s", err, stdout, tail(stderr, 4000))
-	}
+	stdout, stderr, out := runSpec(t, job)
 	if n := len(readItems(t, out)); n != pages {
 		t.Errorf("%d items stored, want the sitemap's %d\n%s", n, pages, stdout)
 	}

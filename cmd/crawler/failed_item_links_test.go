@@ -4,12 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/crawler-dev/crawler/extract"
 )
@@ -42,22 +38,9 @@ kinds:
     fields: {title: {css: "h1", required: true}}
     links: [{css: "a.rel", kind: product}]
 `, srv.URL)
-	dir := t.TempDir()
-	jobFile, out := filepath.Join(dir, "untitled.yaml"), filepath.Join(dir, "items.jsonl")
-	if err := os.WriteFile(jobFile, []byte(job), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	stdout, stderr, err := crawler(t, 3*time.Minute, "run", "--job", jobFile, "-o", out, "--log-level", "warn")
-	if err != nil {
-		t.Fatalf("crawler run: %v\nstdout %s\nstderr %s", err, stdout, tail(stderr, 4000))
-	}
-	var stored []string
-	for _, it := range readItems(t, out) {
-		stored = append(stored, strings.TrimPrefix(it.URL, srv.URL))
-	}
-	sort.Strings(stored)
-	if want := "/p/2 /p/3"; strings.Join(stored, " ") != want {
-		t.Errorf("stored %v, want %s\n%s", stored, want, stdout)
+	stdout, _, out := runSpec(t, job)
+	if got, want := storedPaths(t, out, srv.URL), "/p/2 /p/3"; got != want {
+		t.Errorf("stored %s, want %s\n%s", got, want, stdout)
 	}
 	failures := readFailuresFile(t, out)
 	if len(failures) != 1 || failures[0].URL != srv.URL+"/p/1" || failures[0].Kind != extract.FailureMissingField {

@@ -91,6 +91,35 @@ func readFailuresFile(t *testing.T, itemsPath string) []store.Failure {
 	return out
 }
 
+// runSpec writes spec as a job file and runs `crawler run` on it to the
+// end, failing the test unless it exits 0; it returns run's stdout and
+// stderr, and the path of its items.
+func runSpec(t *testing.T, spec string) (stdout, stderr, items string) {
+	t.Helper()
+	dir := t.TempDir()
+	jobFile, items := filepath.Join(dir, "job.yaml"), filepath.Join(dir, "items.jsonl")
+	if err := os.WriteFile(jobFile, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, err := crawler(t, 3*time.Minute, "run", "--job", jobFile, "-o", items, "--log-level", "warn")
+	if err != nil {
+		t.Fatalf("crawler run: %v\nstdout %s\nstderr %s", err, stdout, tail(stderr, 4000))
+	}
+	return stdout, stderr, items
+}
+
+// storedPaths are the URLs of the items in the file at items, without
+// base, sorted and space-separated.
+func storedPaths(t *testing.T, items, base string) string {
+	t.Helper()
+	var stored []string
+	for _, it := range readItems(t, items) {
+		stored = append(stored, strings.TrimPrefix(it.URL, base))
+	}
+	sort.Strings(stored)
+	return strings.Join(stored, " ")
+}
+
 // TestRun_refusedLinks (issue 29, item 5): a link to an address the guard
 // refuses is that link's failure only. The list page and the sitemap that
 // hold one are read once, their good links are stored, and the refused
@@ -109,22 +138,9 @@ kinds:
   start: {links: [{css: "a.d", kind: product}, {css: "a.more", kind: start}]}
   product: {item: true, fields: {title: {css: "h1"}}}
 `, base)
-	dir := t.TempDir()
-	jobFile, out := filepath.Join(dir, "refused.yaml"), filepath.Join(dir, "items.jsonl")
-	if err := os.WriteFile(jobFile, []byte(job), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	stdout, stderr, err := crawler(t, 3*time.Minute, "run", "--job", jobFile, "-o", out, "--log-level", "warn")
-	if err != nil {
-		t.Fatalf("crawler run: %v\nstdout %s\nstderr %s", err, stdout, tail(stderr, 4000))
-	}
-	var stored []string
-	for _, it := range readItems(t, out) {
-		stored = append(stored, strings.TrimPrefix(it.URL, base))
-	}
-	sort.Strings(stored)
-	if want := "/d/1 /d/2 /d/3 /s/1 /s/2 /s/3"; strings.Join(stored, " ") != want {
-		t.Errorf("stored %v, want %s", stored, want)
+	stdout, _, out := runSpec(t, job)
+	if got, want := storedPaths(t, out, base), "/d/1 /d/2 /d/3 /s/1 /s/2 /s/3"; got != want {
+		t.Errorf("stored %s, want %s", got, want)
 	}
 	refused := map[string]bool{}
 	for _, f := range readFailuresFile(t, out) {

@@ -3,22 +3,13 @@ package proctmp
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
-)
 
-// deadPID is the ID of a process that ran and was reaped.
-func deadPID(t *testing.T) int {
-	t.Helper()
-	cmd := exec.Command("true")
-	if err := cmd.Run(); err != nil {
-		t.Fatal(err)
-	}
-	return cmd.Process.Pid
-}
+	"github.com/crawler-dev/crawler/internal/testenv"
+)
 
 // mkdir makes base/name and writes the files given (a "->" prefix makes
 // a symlink to the rest).
@@ -49,7 +40,7 @@ func mkdir(t *testing.T, base, name string, files map[string]string) {
 // SingletonLock or a redis-server's log.
 func TestSweep(t *testing.T) {
 	base := t.TempDir()
-	dead, me := deadPID(t), self()
+	dead, me := testenv.DeadPID(t), self()
 	if me.start == 0 {
 		t.Skip("no /proc start times here")
 	}
@@ -98,7 +89,7 @@ func TestSweep(t *testing.T) {
 func TestOpen(t *testing.T) {
 	base := t.TempDir()
 	t.Setenv("TMPDIR", "/before")
-	mkdir(t, base, Prefix+"dead", map[string]string{OwnerFile: owner{pid: deadPID(t)}.String()})
+	mkdir(t, base, Prefix+"dead", map[string]string{OwnerFile: owner{pid: testenv.DeadPID(t)}.String()})
 	d, err := Open(base)
 	if err != nil {
 		t.Fatal(err)
