@@ -3,7 +3,9 @@ package fetch
 import (
 	"bytes"
 	"compress/gzip"
+	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -86,3 +88,35 @@ type gzipResponse struct {
 }
 
 func (g *gzipResponse) Write(p []byte) (int, error) { return g.zw.Write(p) }
+
+// zeros reads as zero bytes without end.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// TestReadSized_garbage: a body of unknown size grows its buffer by
+// doubling, so reading 16 MiB allocates under three times that (append's
+// growth by a quarter allocated about five times the body, all of it
+// garbage the process's memory peaks with), and comes out whole; cut at
+// the limit with readCut.
+func TestReadSized_garbage(t *testing.T) {
+	const size = 16 << 20
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	b, err := readSized(io.LimitReader(zeros{}, size), 32<<20, 0)
+	runtime.ReadMemStats(&after)
+	if err != nil || len(b) != size {
+		t.Fatalf("read %d bytes, %v; want %d", len(b), err, size)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 3*size {
+		t.Errorf("reading %d MiB allocated %d MiB, want under %d", size>>20, alloc>>20, 3*size>>20)
+	}
+	cut, ok, err := readCut(zeros{}, size, 0)
+	if err != nil || !ok || len(cut) != size {
+		t.Errorf("readCut of an endless body: %d bytes, cut %v, %v; want %d, true", len(cut), ok, err, size)
+	}
+}
