@@ -57,7 +57,10 @@ func (j *Job) request(r *Request, via *url.URL) fetch.Request {
 	s := j.Spec
 	req := fetch.Request{URL: r.at, AllowPrivate: s.AllowPrivateNetworks, UserAgent: s.UserAgent,
 		Headers: s.Headers, Jar: j.jar, MaxBodyBytes: s.MaxBodyBytes, Timeout: s.Timeout.Std(),
-		Proxy: via, AllowNonHTML: r.AllowNonHTML, OneHop: true}
+		Proxy: via, AllowNonHTML: r.AllowNonHTML, OneHop: true, TruncateBody: r.TruncateBody}
+	if r.MaxBodyBytes > 0 {
+		req.MaxBodyBytes = r.MaxBodyBytes
+	}
 	if len(r.chain) == 0 {
 		req.Validators = r.Validators
 	}
@@ -120,7 +123,7 @@ func (d *Downloader) robotsGetter(j *Job) robots.Getter {
 			// (RFC 9309 §2.3.1.2), which the Cache reads as allow all.
 			return robots.Response{Status: http.StatusFound}, nil
 		case errors.Is(err, fetch.ErrBlockedAddress):
-			return robots.Response{}, fmt.Errorf("%w: %w", robots.ErrRefused, fetch.ErrBlockedAddress)
+			return robots.Response{}, fmt.Errorf("%w: %w", robots.ErrRefused, fetch.AddressRefusal(err))
 		}
 		return robots.Response{}, err
 	}

@@ -71,6 +71,11 @@ type Request struct {
 	// AllowNonHTML fetches a page that is not HTML (a JSON page, a
 	// sitemap) as it is, instead of skipping it as NotHTML.
 	AllowNonHTML bool
+	// MaxBodyBytes, when not 0, bounds the page's body in place of the
+	// job's max_body_bytes; TruncateBody cuts a longer body there
+	// (Page.Truncated) instead of failing the page (fetch.Request).
+	MaxBodyBytes int64
+	TruncateBody bool
 
 	started  bool        // Started was called
 	tries    int         // attempts made (requests sent)

@@ -6,6 +6,7 @@ import (
 	"compress/flate"
 	"compress/gzip"
 	"compress/zlib"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -113,6 +114,37 @@ const minRead = 512
 // starts at 512 bytes and copies the body at every doubling. A size that
 // is wrong costs only growth, never a byte.
 func readSized(r io.Reader, limit, size int64) ([]byte, error) {
+	b, err := readUpTo(r, limit, size)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%w (%d bytes)", ErrTooLarge, limit)
+	}
+	return b, nil
+}
+
+// readCut is readSized for a body that may be longer than limit: it is
+// cut there (as sent or once decompressed, whichever passes it first),
+// and cut says so.
+func readCut(r io.Reader, limit, size int64) (body []byte, cut bool, err error) {
+	b, err := readUpTo(r, limit, size)
+	switch {
+	case errors.Is(err, ErrTooLarge):
+		cut = true
+	case err != nil:
+		return nil, false, err
+	}
+	if int64(len(b)) > limit {
+		b, cut = b[:limit], true
+	}
+	return b, cut, nil
+}
+
+// readUpTo reads r to the end or to limit+1 bytes, into a buffer of
+// about size bytes first (see readSized). On an error it returns what it
+// read before it.
+func readUpTo(r io.Reader, limit, size int64) ([]byte, error) {
 	size = min(max(size, minRead), limit) + 1 // +1: room to see the end without growing
 	b := make([]byte, 0, size)
 	lr := io.LimitReader(r, limit+1)
@@ -120,19 +152,25 @@ func readSized(r io.Reader, limit, size int64) ([]byte, error) {
 		n, err := lr.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
 		if err == io.EOF {
-			break
+			return b, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read body: %w", err)
+			return b, fmt.Errorf("read body: %w", err)
 		}
 		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
+			b = grow(b, limit+1)
 		}
 	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%w (%d bytes)", ErrTooLarge, limit)
-	}
-	return b, nil
+}
+
+// grow doubles b's room, up to max bytes. append grows a large slice by
+// a quarter at a time, copying it each time: a body of 50 MiB read that
+// way leaves about four times its size of garbage behind, doubling about
+// one time its size.
+func grow(b []byte, max int64) []byte {
+	nb := make([]byte, len(b), min(2*int64(cap(b)), max))
+	copy(nb, b)
+	return nb
 }
 
 // decodeCharset converts body to UTF-8 using the Content-Type header, the

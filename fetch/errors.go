@@ -63,6 +63,35 @@ func (e *Error) Unwrap() error { return e.Err }
 // link-local or cloud-metadata addresses always.
 var ErrBlockedAddress = errors.New("address not allowed (loopback/private network; set allow_private_networks)")
 
+// errMetadataAddress is ErrBlockedAddress for an address no job may
+// reach, allow_private_networks or not (link-local, cloud metadata): its
+// text does not send the user to a setting that would not help.
+var errMetadataAddress error = blockedAddress("address not allowed (link-local or cloud metadata service; refused even with allow_private_networks)")
+
+// blockedAddress is an error that is ErrBlockedAddress with a text of its own.
+type blockedAddress string
+
+func (e blockedAddress) Error() string { return string(e) }
+
+// Is makes errors.Is(e, ErrBlockedAddress) true.
+func (blockedAddress) Is(target error) bool { return target == ErrBlockedAddress }
+
+// AddressRefusal returns the address guard's refusal that err holds (an
+// error that is ErrBlockedAddress, whose text names the rule), without
+// the layers of the request around it; ErrBlockedAddress when err is one
+// but the refusal cannot be told apart, nil when err is none.
+func AddressRefusal(err error) error {
+	if !errors.Is(err, ErrBlockedAddress) {
+		return nil
+	}
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if e == ErrBlockedAddress || e == errMetadataAddress {
+			return e
+		}
+	}
+	return ErrBlockedAddress
+}
+
 // ErrTooLarge is returned when a body, as sent or once decompressed,
 // exceeds the size limit.
 var ErrTooLarge = errors.New("response body exceeds the size limit")

@@ -42,6 +42,9 @@ type Page struct {
 	// Validators are the ETag and Last-Modified the site sent, to send
 	// back on the next fetch of the page.
 	Validators Validators
+	// Truncated is true when the body was longer than the size limit and
+	// was cut there (Request.TruncateBody).
+	Truncated bool
 	// Redirect is where the answer to a Request.OneHop request redirects
 	// to (absolute), Status its 3xx; such a page has no body. Empty
 	// otherwise.
@@ -304,6 +307,16 @@ func (f *Fetcher) checkRedirect(req Request) func(*http.Request, []*http.Request
 	}
 }
 
+// readBody reads a page's body within limit: one longer fails with
+// ErrTooLarge, or, when req.TruncateBody, is cut there (cut).
+func readBody(req Request, r io.Reader, limit, size int64) (body []byte, cut bool, err error) {
+	if req.TruncateBody {
+		return readCut(r, limit, size)
+	}
+	body, err = readSized(r, limit, size)
+	return body, false, err
+}
+
 // readPage reads a 2xx answer: decompressed, within the size limit, and,
 // when it is HTML, decoded to UTF-8. A body that is not HTML is not read
 // unless req.AllowNonHTML.
@@ -347,7 +360,7 @@ func (f *Fetcher) readPage(req Request, resp *http.Response) (page *Page, err er
 	if resp.Header.Get("Content-Encoding") == "" {
 		size = resp.ContentLength
 	}
-	raw, err := readSized(io.MultiReader(bytes.NewReader(head), body), limit, size)
+	raw, cut, err := readBody(req, io.MultiReader(bytes.NewReader(head), body), limit, size)
 	if err != nil {
 		return nil, err
 	}
@@ -357,5 +370,5 @@ func (f *Fetcher) readPage(req Request, resp *http.Response) (page *Page, err er
 		}
 	}
 	return &Page{URL: resp.Request.URL.String(), Status: resp.StatusCode, ContentType: ctype, HTML: html, Body: raw,
-		Validators: validatorsOf(resp.Header), charge: c}, nil
+		Truncated: cut, Validators: validatorsOf(resp.Header), charge: c}, nil
 }

@@ -31,10 +31,23 @@ func checkDial(address string, allowPrivate bool) error {
 	if err != nil {
 		return fmt.Errorf("dial %s: %w", address, err)
 	}
-	if !allowed(ip, allowPrivate) {
-		return fmt.Errorf("dial %s: %w", address, ErrBlockedAddress)
+	if err := refusal(ip, allowPrivate); err != nil {
+		return fmt.Errorf("dial %s: %w", address, err)
 	}
 	return nil
+}
+
+// refusal is why a job may not connect to ip, or nil when it may: an
+// error that is ErrBlockedAddress, whose text names the rule that refuses
+// the address.
+func refusal(ip netip.Addr, allowPrivate bool) error {
+	switch {
+	case allowed(ip, allowPrivate):
+		return nil
+	case isMetadata(ip):
+		return errMetadataAddress
+	}
+	return ErrBlockedAddress
 }
 
 // allowed reports whether a job may connect to ip.
@@ -99,8 +112,8 @@ func nat64Embedded(ip netip.Addr) (netip.Addr, bool) {
 // that go through a proxy (the dialer's Control only sees the proxy).
 func checkTarget(ctx context.Context, host string, allowPrivate bool) error {
 	if ip, err := netip.ParseAddr(host); err == nil {
-		if !allowed(ip, allowPrivate) {
-			return fmt.Errorf("target %s: %w", host, ErrBlockedAddress)
+		if err := refusal(ip, allowPrivate); err != nil {
+			return fmt.Errorf("target %s: %w", host, err)
 		}
 		return nil
 	}
@@ -109,8 +122,8 @@ func checkTarget(ctx context.Context, host string, allowPrivate bool) error {
 		return fmt.Errorf("resolve target: %w", err)
 	}
 	for _, ip := range addrs {
-		if !allowed(ip, allowPrivate) {
-			return fmt.Errorf("target %s (%s): %w", host, ip, ErrBlockedAddress)
+		if err := refusal(ip, allowPrivate); err != nil {
+			return fmt.Errorf("target %s (%s): %w", host, ip, err)
 		}
 	}
 	return nil

@@ -3,7 +3,9 @@ package fetch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/netip"
+	"strings"
 	"testing"
 )
 
@@ -84,6 +86,13 @@ func TestCheckTarget(t *testing.T) {
 		err := checkTarget(ctx, tc.host, tc.allowPrivate)
 		if got := errors.Is(err, ErrBlockedAddress); got != tc.blocked || (!tc.blocked && err != nil) {
 			t.Errorf("checkTarget(%s, private %v) = %v; want blocked %v", tc.host, tc.allowPrivate, err, tc.blocked)
+		}
+		if refusal := AddressRefusal(fmt.Errorf("fetch: %w", err)); tc.blocked && (refusal == nil || !strings.HasSuffix(err.Error(), refusal.Error())) {
+			t.Errorf("AddressRefusal(%v) = %v, want the guard's refusal alone", err, refusal)
+		}
+		if err != nil && tc.allowPrivate != strings.Contains(err.Error(), "metadata") {
+			t.Errorf("checkTarget(%s, private %v) = %v; want the metadata rule named when allow_private_networks is set, the setting named when not",
+				tc.host, tc.allowPrivate, err)
 		}
 	}
 }

@@ -43,6 +43,11 @@ type Request struct {
 	// MaxBodyBytes bounds the body, as sent and once decompressed; 0 takes
 	// Options.MaxBodyBytes.
 	MaxBodyBytes int64
+	// TruncateBody makes a body longer than MaxBodyBytes (as sent or once
+	// decompressed) the page's first MaxBodyBytes, with Page.Truncated,
+	// where it would fail with ErrTooLarge: for a file whose beginning is
+	// of use alone (a sitemap).
+	TruncateBody bool
 	// Timeout bounds the request, redirects and body included; 0 takes
 	// Options.Timeout.
 	Timeout time.Duration

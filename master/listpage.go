@@ -19,6 +19,7 @@ import (
 	"github.com/crawler-dev/crawler/extract"
 	"github.com/crawler-dev/crawler/metrics"
 	"github.com/crawler-dev/crawler/queue"
+	"github.com/crawler-dev/crawler/robots"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -226,7 +227,7 @@ func (r *jobRunner) candidates(ctx context.Context, table *assign.Snapshot, roun
 			counters[cluster.StatOffsite]++
 			continue
 		}
-		if ok, err := r.dl.Allowed(ctx, l.URL); err != nil {
+		if ok, err := r.robotsAllow(ctx, l.URL); err != nil {
 			return nil, nil, nil, err
 		} else if !ok {
 			counters[cluster.StatRobots]++
@@ -239,6 +240,20 @@ func (r *jobRunner) candidates(ctx context.Context, table *assign.Snapshot, roun
 		cands, slaves, kinds = append(cands, c), append(slaves, slave), append(kinds, l.Kind)
 	}
 	return cands, slaves, kinds, nil
+}
+
+// robotsAllow reports whether robots.txt lets the job fetch the item link
+// at rawURL. A link whose host the address guard refuses (a cloud
+// metadata address, or a private one without allow_private_networks) is
+// no matter of robots.txt: it is routed like any other, and its fetch
+// fails at once, recorded as failed with the guard's reason. That link is
+// its own failure; the page's other links are admitted all the same.
+func (r *jobRunner) robotsAllow(ctx context.Context, rawURL string) (bool, error) {
+	ok, err := r.dl.Allowed(ctx, rawURL)
+	if errors.Is(err, robots.ErrRefused) {
+		return true, nil
+	}
+	return ok, err
 }
 
 // admitChunk is the most detail links one admission script takes: a list

@@ -16,6 +16,7 @@ import (
 	"github.com/crawler-dev/crawler/fetch"
 	"github.com/crawler-dev/crawler/metrics"
 	"github.com/crawler-dev/crawler/render"
+	"github.com/crawler-dev/crawler/sitemap"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -66,6 +67,11 @@ type Options struct {
 	// MaxDeliveries is how many times a list page is taken without being
 	// committed before it is given up on and recorded as failed.
 	MaxDeliveries int
+	// SitemapMaxBytes is how much of a sitemap is read, as sent: a longer
+	// one is read that far (its first URLs) and logged as truncated. The
+	// default is the sitemaps.org limit, sitemap.MaxBytes (50 MiB), whatever
+	// a job's max_body_bytes.
+	SitemapMaxBytes int64
 	// MaxMemory bounds the list pages held at once (fetched, not yet
 	// parsed and committed) to half of it; 0 means no bound.
 	MaxMemory int64
@@ -92,6 +98,7 @@ func DefaultOptions() Options {
 		Tick:            time.Second,
 		MaxDeliveries:   5,
 		MaxMemory:       256 << 20,
+		SitemapMaxBytes: sitemap.MaxBytes,
 		DedupCache:      dedup.DefaultCacheBytes,
 		Fetch:           fetch.DefaultOptions(),
 		Download:        listDownload(),
@@ -134,6 +141,8 @@ func (o Options) Validate() error {
 		return cluster.Invalid("MaxMemory", o.MaxMemory, "must be 0 (no bound) or at least 16 MiB")
 	case o.DedupCache < 0:
 		return cluster.Invalid("DedupCache", o.DedupCache, "is negative")
+	case o.SitemapMaxBytes < 1<<10:
+		return cluster.Invalid("SitemapMaxBytes", o.SitemapMaxBytes, "is under 1 KiB")
 	case o.MaxDeliveries < 1:
 		return cluster.Invalid("MaxDeliveries", o.MaxDeliveries, "must be at least 1")
 	}

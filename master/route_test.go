@@ -34,6 +34,7 @@ func TestJobRunner_route(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		maxDepth int
+		allowed  []string       // allowed_domains besides the site's
 		links    []extract.Link // URLs on the site given as paths
 		frontier []string       // list pages queued, as paths
 		queued   []string       // detail tasks queued, as paths
@@ -51,11 +52,24 @@ func TestJobRunner_route(t *testing.T) {
 		{name: "disallowed by robots.txt",
 			links:  []extract.Link{{URL: "/private/1", Kind: cluster.KindDetail}, {URL: "/p/1", Kind: cluster.KindDetail}},
 			queued: []string{"/p/1"}, counters: map[string]int64{cluster.StatRobots: 1}},
+		// issue 29, item 5: robots.txt of an address the guard refuses
+		// cannot be asked; the link is routed all the same (its fetch
+		// fails it, with the guard's reason), and so are the others.
+		{name: "an address the guard refuses", allowed: []string{"169.254.169.254"},
+			links: []extract.Link{{URL: "http://169.254.169.254/latest/meta-data/", Kind: cluster.KindDetail},
+				{URL: "/p/1", Kind: cluster.KindDetail}, {URL: "http://169.254.169.254/list", Kind: cluster.KindStart}},
+			frontier: []string{"http://169.254.169.254/list"},
+			queued:   []string{"/p/1", "http://169.254.169.254/latest/meta-data/"}, counters: map[string]int64{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			base := serveSite(t, routeSite).URL
-			f.submitSpec(t, func(s *cluster.JobSpec) { s.MaxDepth = tc.maxDepth }, base+"/list")
+			f.submitSpec(t, func(s *cluster.JobSpec) {
+				s.MaxDepth = tc.maxDepth
+				if tc.allowed != nil {
+					s.AllowedDomains = append(tc.allowed, "127.0.0.1")
+				}
+			}, base+"/list")
 			r := f.runner(t, 0, 1)
 			f.runDownloader(t)
 			links := make([]extract.Link, len(tc.links))

@@ -61,16 +61,23 @@ func (r *jobRunner) walkSitemaps(ctx context.Context, entry cluster.ListPage, co
 		if len(st.Errors) > 0 {
 			r.log.Warn("sitemaps not read", zap.String("root", root), zap.Strings("errors", st.Errors))
 		}
+		if st.Truncated > 0 {
+			r.log.Warn("sitemaps truncated: only their first URLs were read", zap.String("root", root),
+				zap.Int("truncated", st.Truncated), zap.Strings("sitemaps", st.TruncatedURLs),
+				zap.Int("max_urls", sitemap.MaxURLs), zap.Int64("max_bytes", r.m.opts.SitemapMaxBytes))
+		}
 	}
 	counters[cluster.StatSitemapURLs] += int64(len(links))
 	return links, nil
 }
 
 // fetchBody fetches one sitemap or robots.txt through the downloader, as
-// it is (not HTML).
+// it is (not HTML), up to Options.SitemapMaxBytes as sent: a longer body
+// comes cut there, with sitemap.ErrCut.
 func (r *jobRunner) fetchBody(ctx context.Context, url string) ([]byte, error) {
 	got := make(chan downloader.Result, 1)
 	r.m.dl.Submit(&downloader.Request{Ctx: ctx, URL: url, Job: r.dl, AllowNonHTML: true,
+		MaxBodyBytes: r.m.opts.SitemapMaxBytes, TruncateBody: true,
 		Done: func(_ context.Context, res downloader.Result) { got <- res }})
 	var res downloader.Result
 	select {
@@ -86,6 +93,11 @@ func (r *jobRunner) fetchBody(ctx context.Context, url string) ([]byte, error) {
 		r.log.Warn("sitemap not fetched", zap.Error(err))
 		return nil, err
 	}
-	defer res.Page.Release()
-	return append([]byte(nil), res.Page.Body...), nil
+	// The body is parsed and dropped before the next sitemap is fetched;
+	// its charge is given back now rather than the body copied.
+	res.Page.Release()
+	if res.Page.Truncated {
+		return res.Page.Body, fmt.Errorf("%s: %w (%d bytes)", url, sitemap.ErrCut, len(res.Page.Body))
+	}
+	return res.Page.Body, nil
 }

@@ -46,8 +46,9 @@ type File struct {
 	// Entries are the pages (or, in an index, the sitemaps) in file order.
 	Entries []Entry
 	// Truncated says the file held more than MaxURLs entries or
-	// MaxBytes bytes, nested elements deeper than MaxNesting or broke off;
-	// what lies beyond was not read.
+	// MaxBytes bytes, nested elements deeper than MaxNesting, broke off,
+	// or was the beginning of a longer file (ErrCut); what lies beyond was
+	// not read.
 	Truncated bool
 }
 
@@ -64,10 +65,12 @@ func Parse(ctx context.Context, body []byte) (*File, error) {
 	return parse(ctx, body, limits{urls: MaxURLs, bytes: MaxBytes})
 }
 
-// limits are what one file may hold.
+// limits are what one file may hold, and whether the body given is the
+// beginning of a longer file (cut).
 type limits struct {
 	urls  int
 	bytes int64
+	cut   bool
 }
 
 func parse(ctx context.Context, body []byte, lim limits) (*File, error) {
@@ -79,21 +82,27 @@ func parse(ctx context.Context, body []byte, lim limits) (*File, error) {
 		}
 		defer zr.Close()
 		r = zr
+		if lim.cut { // the compressed stream breaks off where the body was cut
+			r = &cutStream{r: zr}
+		}
 	}
 	cr := &cappedReader{r: r, left: lim.bytes}
-	br := bufio.NewReader(cr)
+	tail := &tailReader{r: cr}
+	br := bufio.NewReader(tail)
 	head, _ := br.Peek(512)
+	// The last line of a file cut short may have broken off.
+	brokeOff := func() bool { return (lim.cut || cr.cut) && tail.last != '\n' }
 	var f *File
 	var err error
 	if looksXML(head) {
 		f, err = parseXML(ctx, br, lim.urls)
 	} else {
-		f, err = parseText(ctx, br, lim.urls)
+		f, err = parseText(ctx, br, lim.urls, brokeOff)
 	}
 	if err != nil {
 		return nil, err
 	}
-	f.Truncated = f.Truncated || cr.cut
+	f.Truncated = f.Truncated || cr.cut || lim.cut
 	return f, nil
 }
 
@@ -210,32 +219,53 @@ func (x *xmlReader) end(name string) (done bool) {
 	return false
 }
 
-// parseText reads a text sitemap: one absolute URL per line.
-func parseText(ctx context.Context, r io.Reader, maxURLs int) (*File, error) {
+// parseText reads a text sitemap: one absolute URL per line. Its last
+// line is left out when brokeOff says the file was cut in it.
+func parseText(ctx context.Context, r io.Reader, maxURLs int, brokeOff func() bool) (*File, error) {
 	f := &File{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), 64<<10)
+	var last string // a line is read once the next one is, or the end
+	have := false
 	for n := 0; sc.Scan(); n++ {
 		if n%checkEvery == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
+		if have {
+			if done, err := f.addLine(last, maxURLs); err != nil {
+				return nil, err
+			} else if done {
+				return f, nil
+			}
 		}
-		if !strings.HasPrefix(line, "http://") && !strings.HasPrefix(line, "https://") {
-			return nil, fmt.Errorf("sitemap: line %q: %w", truncate(line), ErrNotSitemap)
-		}
-		if len(f.Entries) == maxURLs {
-			f.Truncated = true
-			break
-		}
-		f.Entries = append(f.Entries, Entry{Loc: line})
+		last, have = sc.Text(), true
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("sitemap: %w", err)
 	}
+	if have && !brokeOff() {
+		if _, err := f.addLine(last, maxURLs); err != nil {
+			return nil, err
+		}
+	}
 	return f, nil
+}
+
+// addLine reads one line of a text sitemap; done when the file holds
+// more than maxURLs.
+func (f *File) addLine(line string, maxURLs int) (done bool, err error) {
+	line = strings.TrimSpace(line)
+	switch {
+	case line == "":
+		return false, nil
+	case !strings.HasPrefix(line, "http://") && !strings.HasPrefix(line, "https://"):
+		return false, fmt.Errorf("sitemap: line %q: %w", truncate(line), ErrNotSitemap)
+	case len(f.Entries) == maxURLs:
+		f.Truncated = true
+		return true, nil
+	}
+	f.Entries = append(f.Entries, Entry{Loc: line})
+	return false, nil
 }
 
 func truncate(s string) string {
@@ -278,5 +308,31 @@ func (c *cappedReader) Read(p []byte) (int, error) {
 	}
 	n, err := c.r.Read(p)
 	c.left -= int64(n)
+	return n, err
+}
+
+// tailReader remembers the last byte read through it.
+type tailReader struct {
+	r    io.Reader
+	last byte
+}
+
+func (t *tailReader) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if n > 0 {
+		t.last = p[n-1]
+	}
+	return n, err
+}
+
+// cutStream reads a decompressed stream whose compressed body was cut
+// short: where it breaks off is where the file ends.
+type cutStream struct{ r io.Reader }
+
+func (c *cutStream) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		err = io.EOF
+	}
 	return n, err
 }

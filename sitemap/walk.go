@@ -15,8 +15,13 @@ import (
 // Fetch gets one URL's body: a sitemap, or a robots.txt. The master
 // passes its downloader, so sitemaps obey robots.txt, allowed_domains,
 // the host's budget and the size limits like any page; a body may be
-// gzipped. An error means the URL could not be had.
+// gzipped. An error means the URL could not be had, but for ErrCut.
 type Fetch func(ctx context.Context, url string) ([]byte, error)
+
+// ErrCut is what a Fetch returns, with the body, when the body is the
+// beginning of a longer one (the rest is past the size limit): the
+// sitemap is read as far as it goes, and counted truncated.
+var ErrCut = errors.New("sitemap cut at the size limit")
 
 // Defaults of a Walker.
 const (
@@ -75,15 +80,25 @@ type Stats struct {
 	// Pages given to the callback; Filtered left out by Allow or Deny;
 	// Invalid not http(s) URLs.
 	Pages, Filtered, Invalid int
-	// Truncated sitemaps held more than MaxURLs entries or MaxBytes bytes;
-	// Skipped sitemaps were beyond MaxDepth or MaxSitemaps.
+	// Truncated sitemaps held more than MaxURLs entries or MaxBytes bytes,
+	// or were cut at the fetch's size limit (ErrCut), and were read as far
+	// as that; TruncatedURLs names the first few. Skipped sitemaps were
+	// beyond MaxDepth or MaxSitemaps.
 	Truncated, Skipped int
+	TruncatedURLs      []string
 	// Errors are the first few failures, for the job's warnings.
 	Errors []string
 }
 
 // maxErrors is how many failures Stats keeps.
 const maxErrors = 5
+
+func (s *Stats) truncated(sm string) {
+	s.Truncated++
+	if len(s.TruncatedURLs) < maxErrors {
+		s.TruncatedURLs = append(s.TruncatedURLs, sm)
+	}
+}
 
 func (s *Stats) fail(err error) {
 	s.Failed++
@@ -138,6 +153,10 @@ func (w *Walker) Walk(ctx context.Context, root string, page func(Page) error) (
 // returns the sitemaps it lists if it is an index.
 func (w *Walker) read(ctx context.Context, sm string, st *Stats, page func(Page) error) ([]string, error) {
 	body, err := w.Fetch(ctx, sm)
+	cut := errors.Is(err, ErrCut) && len(body) > 0
+	if cut {
+		err = nil
+	}
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()
 	}
@@ -148,7 +167,7 @@ func (w *Walker) read(ctx context.Context, sm string, st *Stats, page func(Page)
 		st.fail(fmt.Errorf("%s: %w", sm, err))
 		return nil, nil
 	}
-	f, err := Parse(ctx, body)
+	f, err := parse(ctx, body, limits{urls: MaxURLs, bytes: MaxBytes, cut: cut})
 	if err != nil && ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
@@ -158,7 +177,7 @@ func (w *Walker) read(ctx context.Context, sm string, st *Stats, page func(Page)
 	}
 	st.Sitemaps++
 	if f.Truncated {
-		st.Truncated++
+		st.truncated(sm)
 	}
 	var children []string
 	for _, e := range f.Entries {
@@ -226,7 +245,7 @@ func RobotsSitemaps(ctx context.Context, fetch Fetch, seeds []string) ([]string,
 		}
 		seen[origin] = true
 		body, err := fetch(ctx, origin+"/robots.txt")
-		if err != nil {
+		if err != nil && !errors.Is(err, ErrCut) {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}

@@ -3,6 +3,8 @@ package slave
 import (
 	"context"
 	"fmt"
+
+	"github.com/crawler-dev/crawler/queue"
 )
 
 // sendFound puts the Found entries of the batch's stored items on their
@@ -38,4 +40,19 @@ func (c *committer) sendFound(ctx context.Context, batch []pendingItem, errs []e
 			errs[i] = fmt.Errorf("send the links found: %w", err)
 		}
 	}
+}
+
+// extractFailed settles an item page that yields no item (cause says
+// why). The links it holds (found, "" for none: a page that lacks a
+// required field still has them) go to the job's Found list first, as a
+// stored item's do, so they are followed whatever the item's fate; if
+// they cannot be sent, the task is let go and delivered again.
+func (s *Slave) extractFailed(ctx context.Context, w *work, cause error, found string, tries int) {
+	if found != "" {
+		if err := s.deps.Redis.RPush(ctx, w.job.keys.Found(), found).Err(); err != nil {
+			s.letGo(ctx, w, fmt.Errorf("send the links found on a page without an item: %w", err))
+			return
+		}
+	}
+	s.settle(ctx, w, s.extractFailure(w, cause, tries), queue.Outcome{Failed: true})
 }

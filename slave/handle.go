@@ -71,7 +71,7 @@ func (s *Slave) handle(ctx context.Context, res downloader.Result) {
 			return // stopping mid-extraction: handed back, fetched again
 		}
 		if err != nil {
-			s.settle(ctx, w, s.extractFailure(w, err, res.Tries), queue.Outcome{Failed: true})
+			s.extractFailed(ctx, w, err, found, res.Tries)
 			return
 		}
 		s.commits.add(w, item, res.Tries-1, found)
@@ -159,11 +159,15 @@ func (s *Slave) failure(w *work, cause error, tries int, transient bool) store.F
 // extractItem extracts the fields of the task's kind from the page, and
 // the Found entry of the links it holds ("" when the job wants none); an
 // error is the page's (it cannot be read, lacks a required field, or its
-// extraction passed its work budget) or ctx's (the slave is stopping).
+// extraction passed its work budget) or ctx's (the slave is stopping). A
+// page that lacks a required field yields no item but its Found entry.
 func (s *Slave) extractItem(ctx context.Context, w *work, page *fetch.Page) (store.Item, string, error) {
 	t := w.task
 	res, err := w.job.extract(ctx, t.ItemKind(), page)
 	if err != nil {
+		if res.Result != nil {
+			return store.Item{}, w.job.foundEntry(t, res.Result), err
+		}
 		return store.Item{}, "", err
 	}
 	return store.Item{

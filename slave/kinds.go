@@ -33,7 +33,9 @@ type extraction struct {
 
 // extract runs the rules of the item kind on the page. A page of a kind
 // the job does not have, one that cannot be read, or one without a
-// required field is an error: the page fails.
+// required field is an error: the page fails. One without a required
+// field still returns its links (Result), which are followed whatever
+// the item's fate.
 func (j *job) extract(ctx context.Context, kind string, page *fetch.Page) (extraction, error) {
 	k := j.rules.Kind(kind)
 	if k == nil || !k.Item {
@@ -53,7 +55,7 @@ func (j *job) extract(ctx context.Context, kind string, page *fetch.Page) (extra
 		return extraction{}, err
 	}
 	if len(out.Missing) > 0 {
-		return extraction{}, fmt.Errorf("%w: %s", errMissingField, strings.Join(out.Missing, ", "))
+		return out, fmt.Errorf("%w: %s", errMissingField, strings.Join(out.Missing, ", "))
 	}
 	if out.text = fieldText(out.Fields); out.text == "" && doc != nil {
 		out.text = doc.Text()

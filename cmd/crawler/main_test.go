@@ -31,7 +31,7 @@ var (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	for _, dir := range []string{buildDirRoot, plainDir} {
+	for _, dir := range []string{buildDirRoot, plainDir, childTmp} {
 		if dir != "" {
 			os.RemoveAll(dir)
 		}
@@ -111,7 +111,8 @@ func start(t *testing.T, name string, args ...string) *proc {
 }
 
 // cleanEnv is the environment without CRAWLER_* settings that would change
-// what the flags in a test say.
+// what the flags in a test say, with TMPDIR the test binary's own
+// (childTempDir).
 func cleanEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
@@ -119,7 +120,23 @@ func cleanEnv() []string {
 			env = append(env, kv)
 		}
 	}
+	if dir := childTempDir(); dir != "" {
+		env = append(env, "TMPDIR="+dir)
+	}
 	return env
+}
+
+var (
+	childTmpOnce sync.Once
+	childTmp     string // removed by TestMain
+)
+
+// childTempDir is the TMPDIR of the crawler processes the tests start:
+// the temporary directories of those a test kills go with the test
+// binary's, not into the system's ("" when it cannot be made).
+func childTempDir() string {
+	childTmpOnce.Do(func() { childTmp, _ = os.MkdirTemp("", "crawler-test-tmp") })
+	return childTmp
 }
 
 func tail(s string, n int) string {

@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/crawler-dev/crawler/internal/proctmp"
 )
 
 // app is what every subcommand shares: the global flags and the logger
@@ -19,19 +21,28 @@ type app struct {
 	logFormat  string
 	logger     *zap.Logger
 	render     renderFlags // the process's browser, for kinds that say render
+	// tmp is the process's temporary directory (temp.go), nil until a
+	// command that may start a browser or a redis-server makes it.
+	tmp *proctmp.Dir
 }
 
 // Execute runs the root command and exits non-zero on error.
 func Execute() {
-	root := newRootCmd()
-	if err := root.Execute(); err != nil {
+	a := &app{logger: zap.NewNop()}
+	err := newRootCmdOf(a).Execute()
+	a.closeTemp()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "crawler:", err)
 		os.Exit(1)
 	}
 }
 
 func newRootCmd() *cobra.Command {
-	a := &app{logger: zap.NewNop()}
+	return newRootCmdOf(&app{logger: zap.NewNop()})
+}
+
+// newRootCmdOf is the root command of the app a.
+func newRootCmdOf(a *app) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "crawler",
 		Short: "A distributed web crawler: master, slaves and client, coordinated through Redis",
@@ -84,6 +95,7 @@ func (a *app) setup(cmd *cobra.Command) error {
 		return err
 	}
 	a.useLogger(logger)
+	a.openTemp(cmd)
 	return nil
 }
 
