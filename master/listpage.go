@@ -351,7 +351,7 @@ func (r *jobRunner) candidate(table *assign.Snapshot, round int64, referer strin
 // it off the frontier, counted by listOutcome.
 func (r *jobRunner) failList(ctx context.Context, round int64, member string, page cluster.ListPage, res downloader.Result) error {
 	f := store.Failure{
-		URL: page.URL, Job: r.name, Kind: store.KindList, Reason: res.Err.Error(),
+		URL: page.URL, Job: r.name, Kind: store.KindList, PageKind: page.PageKind(), Reason: res.Err.Error(),
 		Transient: res.Transient, FailedAt: time.Now().UTC(), Round: round, Attempts: res.Tries, Status: res.Status,
 	}
 	if res.Kind.Skipped() {

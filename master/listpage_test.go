@@ -66,7 +66,7 @@ func TestJobRunner_listPage(t *testing.T) {
 		name:   "not found",
 		pages:  map[string]string{},
 		stats:  map[string]string{cluster.StatListFailed: "1", cluster.StatListPages: "", cluster.StatRouted: ""},
-		record: []string{`"kind":"list"`, `"status":404`},
+		record: []string{`"kind":"list"`, `"status":404`, `"page_kind":"start"`},
 		feed:   "http_404",
 	}, {
 		name:   "disallowed by robots.txt",

@@ -145,7 +145,7 @@ func (s *Slave) handBackStopped(ctx context.Context, w *work) {
 func (s *Slave) failure(w *work, cause error, tries int, transient bool) store.Failure {
 	t := w.task
 	f := store.Failure{
-		ID: store.ItemID(t.Job, t.FP), URL: t.URL, Job: t.Job, Kind: store.KindDetail,
+		ID: store.ItemID(t.Job, t.FP), URL: t.URL, Job: t.Job, Kind: store.KindDetail, PageKind: t.ItemKind(),
 		Reason: cause.Error(), Transient: transient, Attempts: tries,
 		FailedAt: time.Now().UTC(), Round: t.Round, Referer: t.Referer,
 	}

@@ -95,7 +95,6 @@ func (e *answeredError) Unwrap() error { return e.err }
 // extraction budget of kind extract_limit.
 func (s *Slave) extractFailure(w *work, cause error, tries int) store.Failure {
 	f := s.failure(w, cause, tries, false)
-	f.PageKind = w.task.ItemKind()
 	var answered *answeredError
 	if errors.As(cause, &answered) {
 		f.Status = answered.status

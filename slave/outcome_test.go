@@ -101,15 +101,15 @@ func TestSlave_outcomes(t *testing.T) {
 		status    int
 		transient bool
 		reason    string
-		pageKind  string // the job's kind of a page that answered but gave no item
+		pageKind  string // the job's kind of the page
 	}{
-		{url: site.URL + "/missing", kind: "detail", status: 404, reason: "404"},
-		{url: site.URL + "/down", kind: "detail", status: 503, transient: true, reason: "503"},
+		{url: site.URL + "/missing", kind: "detail", status: 404, reason: "404", pageKind: cluster.KindDetail},
+		{url: site.URL + "/down", kind: "detail", status: 503, transient: true, reason: "503", pageKind: cluster.KindDetail},
 		{url: site.URL + "/untitled", kind: extract.FailureMissingField, status: 200, reason: "title", pageKind: cluster.KindDetail},
 		{url: "{not a task", kind: "detail", reason: "decode task"},
-		{url: site.URL + "/file.pdf", kind: "not_html", status: 200, reason: "not html"},
-		{url: site.URL + "/private/1", kind: "robots", reason: "robots.txt"},
-		{url: site.URL + "/away", kind: "offsite", reason: "allowed domains"},
+		{url: site.URL + "/file.pdf", kind: "not_html", status: 200, reason: "not html", pageKind: cluster.KindDetail},
+		{url: site.URL + "/private/1", kind: "robots", reason: "robots.txt", pageKind: cluster.KindDetail},
+		{url: site.URL + "/away", kind: "offsite", reason: "allowed domains", pageKind: cluster.KindDetail},
 	} {
 		f, ok := records[tc.url]
 		switch {
