@@ -22,11 +22,15 @@ type gate struct {
 	contended bool // some process held less than its share at the last round
 	reported  int  // the want the last settling round told
 	settledAt time.Time
-	retryAt   time.Time // a fruitless ask for slots is not repeated before
-	paused    time.Time // no request starts before this
-	asking    bool      // a round is settling the host now
-	stale     bool      // the process's hold lapsed: its entry must be settled again
-	starvedAt time.Time // a request's booked time had come but no slot was free
+	retryAt   time.Time     // a fruitless ask for slots is not repeated before
+	paused    time.Time     // no request starts before this
+	asking    bool          // a round is settling the host now
+	stale     bool          // the process's hold lapsed: its entry must be settled again
+	starvedAt time.Time     // a request's booked time had come but no slot was free
+	ranDryAt  time.Time     // when a slot was last free but no booked time had come
+	lastAsk   int           // the times the last round asked for
+	askedAt   time.Time     // when the last round asked for times
+	holdTime  time.Duration // how long a request holds its slot, smoothed
 
 	booked  bookings // times this process may send at, on its own clock
 	waiters []*waiter
@@ -171,6 +175,16 @@ func (g *gate) remove(w *waiter) bool {
 func (g *gate) idle() bool {
 	return g.busy == 0 && len(g.waiters) == 0 && g.held == 0 && g.reported == 0 && !g.asking && !g.stale &&
 		g.fb.throttled == 0 && !g.fb.urgent && (g.fb.ok == 0 || !g.watched)
+}
+
+// noteHold records how long a request held its slot (from its pass to
+// its end), smoothed.
+func (g *gate) noteHold(d time.Duration) {
+	if g.holdTime == 0 {
+		g.holdTime = d
+		return
+	}
+	g.holdTime = (4*g.holdTime + d) / 5
 }
 
 // notePace folds the passes since the last call into the gate's pace.

@@ -155,6 +155,9 @@ func (p *Pass) Done(status int, retryAfter time.Duration) {
 	g.mu.Lock()
 	now := g.now()
 	gt.busy--
+	if status != 0 {
+		gt.noteHold(now.Sub(p.granted))
+	}
 	gt.fb.add(status, g.budget.pauseMS(retryAfter))
 	if status == http.StatusTooManyRequests && retryAfter > 0 {
 		gt.paused = later(gt.paused, now.Add(min(retryAfter, g.budget.opts.MaxPause)))
@@ -221,6 +224,9 @@ func (g *Gates) dispatch(gt *gate, now time.Time) {
 	}
 	if len(gt.waiters) > 0 && gt.usable(valid) <= 0 && gt.booked.ready(now, gt.late) {
 		gt.starvedAt = now // the slots, not the rate, hold it back
+	}
+	if len(gt.waiters) > 0 && gt.usable(valid) > 0 && !now.Before(gt.paused) && gt.booked.len() == 0 {
+		gt.ranDryAt = now // the booked times, not the slots, hold it back: book more
 	}
 	g.armTimer(gt, now)
 }

@@ -382,6 +382,27 @@ func TestGates_LingerGivesBack(t *testing.T) {
 	})
 }
 
+// TestGates_FastHostBooksForItsSlots: a process whose slots, not the
+// host's rate, bound it (a rate of 10,000/s, 16 slots, 64 requests at a
+// time) books as many times a round as its slots use, not as many as it
+// happened to pass at before: the pace it passes at is the bookings' own
+// while they run out under free slots. Counted in round trips, not time.
+func TestGates_FastHostBooksForItsSlots(t *testing.T) {
+	rdb, keys := testenv.Redis(t)
+	var rt roundTrips
+	rdb.AddHook(&rt)
+	p := startGates(t, rdb, keys, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rule := Rule{RPS: 10000, Burst: 1000, Concurrency: 16}
+	var s sender
+	s.run(t, ctx, p.gates, "fast.test", rule, 3000, 64, time.Millisecond, 200)
+	if n := rt.n.Load(); n > 3000/75 {
+		t.Errorf("3000 requests, 16 at a time, took %d round trips to Redis, want at most %d", n, 3000/75)
+	}
+	t.Logf("3000 requests, %d round trips", rt.n.Load())
+}
+
 // TestGates_LeaverGivesBackToAHolder: a process that holds its share of a
 // cap with a request that stays on the wire learns of the slot another
 // process gave back on leaving, though nothing of its own moves: its

@@ -129,7 +129,7 @@ func (g *Gates) toBook(gt *gate, now time.Time) int {
 		return 0
 	}
 	gt.booked.drop(now, gt.late)
-	pace := int(gt.perSec * (g.budget.opts.MinRound + g.shards[gt.shard].clock.lead()).Seconds())
+	pace := g.pace(gt)
 	n := len(gt.waiters) + pace - gt.booked.len()
 	if n <= 0 {
 		return 0
@@ -142,6 +142,31 @@ func (g *Gates) toBook(gt *gate, now time.Time) int {
 		n = min(n, free+pace)
 	}
 	return min(n, g.budget.opts.MaxBook)
+}
+
+// pace is how many times gt would use before the bookings of its next
+// round come: what it used lately at the pace it passed requests, and,
+// when the booked times ran out while slots were free since its last ask
+// (the pace it passed at was the bookings', not its own), twice what it
+// last asked for, up to what its slots can start in that long at the time a request
+// holds one: a fast host's process books more at each round until its
+// slots hold it back, and no more, since a booked time it does not use is
+// the host's rate lost to every process. Never more than the host's rate
+// allows in that long.
+func (g *Gates) pace(gt *gate) int {
+	span := g.budget.opts.MinRound + g.shards[gt.shard].clock.lead()
+	pace := int(gt.perSec * span.Seconds())
+	if gt.ranDryAt.After(gt.askedAt) { // since its last ask
+		grow := 2 * max(gt.lastAsk, 1)
+		if gt.holdTime > 0 {
+			grow = min(grow, max(gt.held, 1)*(int(span/gt.holdTime)+1))
+		}
+		pace = max(pace, grow)
+	}
+	if iv := gt.interval(); iv > 0 {
+		pace = min(pace, int(span/iv)+gt.burst)
+	}
+	return pace
 }
 
 // plan builds gt's part of a round: keep what is in use and the share,
@@ -180,6 +205,9 @@ func (g *Gates) call(gt *gate, now time.Time, keep, want, ask int) *roundCall {
 		lead: g.shards[gt.shard].clock.lead()}
 	gt.fb = feedback{}
 	gt.asking = true
+	if ask > 0 {
+		gt.lastAsk, gt.askedAt = ask, now
+	}
 	if c.fb != (feedback{}) {
 		gt.toldAt = now
 	}
