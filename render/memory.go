@@ -14,17 +14,21 @@ import (
 	"github.com/chromedp/cdproto/inspector"
 	"github.com/chromedp/chromedp"
 	"go.uber.org/zap"
+
+	"github.com/crawler-dev/crawler/metrics"
 )
 
 // Options.MaxMemory bounds the browser twice. Between pages, a browser
 // whose processes grew past it is restarted (checkMemory). While pages
 // render, the renderer watches the memory of the browser's processes
 // (memoryWatch): once they pass the cap, the largest renderer process,
-// the one of the page that holds the most, is killed, and the rendering
+// the one of the page that holds the most, is killed when it holds at
+// least a tab's share of the cap (MaxMemory/(Tabs+1)), and the rendering
 // of that page fails with ErrMemory ("render memory over N") instead of
-// its item being stored; the other pages render on. It reads /proc, not
-// the page: a page's script that allocates in one long task cannot delay
-// it.
+// its item being stored; the other pages render on. When no page holds
+// that much, the browser itself grew: it is restarted once its renderings
+// end, and they are not failed. The watch reads /proc, not the page: a
+// page's script that allocates in one long task cannot delay it.
 
 // memoryWatchEvery is how often the memory of the browser's processes is
 // read while pages render.
@@ -36,7 +40,7 @@ const memoryWatchEvery = 250 * time.Millisecond
 // shared.
 type memoryWatch struct {
 	mu     sync.Mutex
-	read   time.Time    // when the processes were last read
+	readAt time.Time    // when the processes were last read
 	killed map[int]bool // renderer processes killed
 	last   time.Time    // when one was last killed
 	held   int64        // and the memory it held
@@ -83,39 +87,57 @@ func (r *Renderer) watchMemory(ctx context.Context, in *instance, stop func(erro
 }
 
 // check reads the memory of in's processes, at most once per
-// watchEvery whatever the number of renderings, and kills the largest
-// renderer process when they use more than the cap.
+// watchEvery whatever the number of renderings, and once they use more
+// than the cap kills the largest page renderer or, when none holds a
+// tab's share of the cap, retires the browser.
 func (w *memoryWatch) check(r *Renderer, in *instance) {
+	total, victim, held := w.read(r, in)
+	switch {
+	case total <= r.opts.MaxMemory:
+	case victim == 0 || held < r.opts.MaxMemory/int64(r.opts.Tabs+1):
+		r.retire(in, metrics.RestartMemory, fmt.Sprintf("memory %s over the cap of %s while pages rendered, no page holding a tab's share",
+			mib(total), mib(r.opts.MaxMemory)))
+	default:
+		w.kill(r, victim, held, total)
+	}
+}
+
+// read is the memory of in's processes (those killed left out), and the
+// largest page renderer with what it holds; nothing when the last read
+// is more recent than 9/10 of watchEvery.
+func (w *memoryWatch) read(r *Renderer, in *instance) (total int64, victim int, held int64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if time.Since(w.read) < r.watchEvery*9/10 {
-		return
+	if time.Since(w.readAt) < r.watchEvery*9/10 {
+		return 0, 0, 0
 	}
-	w.read = time.Now()
-	var total, largest int64
-	victim := 0
+	w.readAt = time.Now()
 	for _, p := range descendants(in.pid) {
-		if _, gone := w.killed[p]; gone {
+		if w.killed[p] {
 			continue
 		}
 		m := rssOf(p)
 		total += m
-		if m > largest && isPageRenderer(p) {
-			victim, largest = p, m
+		if m > held && isPageRenderer(p) {
+			victim, held = p, m
 		}
 	}
-	if total <= r.opts.MaxMemory || victim == 0 {
-		return
-	}
+	return total, victim, held
+}
+
+// kill ends the renderer process victim, which held that much of total.
+func (w *memoryWatch) kill(r *Renderer, victim int, held, total int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
 		return
 	}
 	if w.killed == nil || time.Since(w.last) > time.Minute {
 		w.killed = map[int]bool{}
 	}
-	w.killed[victim], w.last, w.held = true, time.Now(), largest
+	w.killed[victim], w.last, w.held = true, time.Now(), held
 	r.log.Warn("a page passed the memory cap while it rendered; its renderer process is killed and the page fails",
-		zap.Int("pid", victim), zap.String("renderer", mib(largest)), zap.String("browser", mib(total)),
+		zap.Int("pid", victim), zap.String("renderer", mib(held)), zap.String("browser", mib(total)),
 		zap.String("cap", mib(r.opts.MaxMemory)))
 }
 
