@@ -120,11 +120,7 @@ func (d *Downloader) subFetch(j *Job) func(ctx context.Context, sr render.SubReq
 		switch {
 		case err == nil:
 			defer page.Release()
-			ctype := page.ContentType
-			if page.HTML {
-				ctype = "text/html; charset=utf-8" // fetch decoded it to UTF-8
-			}
-			return render.Answer{Status: page.Status, ContentType: ctype, Header: page.Header, Body: page.Body}, nil
+			return render.AnswerOf(page), nil
 		case errors.As(err, &fe) && fe.Status != 0 && !fe.ProxyFault:
 			return render.Answer{Status: fe.Status}, nil
 		}

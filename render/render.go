@@ -363,14 +363,21 @@ func (r *Renderer) ownFetch(p Page) func(context.Context, SubRequest) (Answer, e
 		switch {
 		case err == nil:
 			defer page.Release()
-			ctype := page.ContentType
-			if page.HTML {
-				ctype = "text/html; charset=utf-8" // fetch decoded it to UTF-8
-			}
-			return Answer{Status: page.Status, ContentType: ctype, Header: page.Header, Body: page.Body}, nil
+			return AnswerOf(page), nil
 		case errors.As(err, &fe) && fe.Status != 0:
 			return Answer{Status: fe.Status}, nil
 		}
 		return Answer{}, err
 	}
+}
+
+// AnswerOf is the Answer a fetched page makes: its status, header and
+// body, and its Content-Type, saying UTF-8 for HTML (the fetch path
+// decoded it to UTF-8).
+func AnswerOf(page *fetch.Page) Answer {
+	ctype := page.ContentType
+	if page.HTML {
+		ctype = "text/html; charset=utf-8"
+	}
+	return Answer{Status: page.Status, ContentType: ctype, Header: page.Header, Body: page.Body}
 }

@@ -3,53 +3,11 @@ package render
 import (
 	"context"
 	"fmt"
-	"net"
 	"strings"
-	"sync/atomic"
 	"testing"
+
+	"github.com/crawler-dev/crawler/internal/testenv"
 )
-
-// listeners are loopback endpoints a page must never reach by itself: a
-// TCP one (a WebSocket's server) and a UDP one (a STUN server).
-type listeners struct {
-	tcp   net.Listener
-	udp   net.PacketConn
-	conns atomic.Int64
-	pkts  atomic.Int64
-}
-
-func newListeners(t *testing.T) *listeners {
-	t.Helper()
-	l := &listeners{}
-	var err error
-	if l.tcp, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	if l.udp, err = net.ListenPacket("udp", "127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.tcp.Close(); l.udp.Close() })
-	go func() {
-		for {
-			c, err := l.tcp.Accept()
-			if err != nil {
-				return
-			}
-			l.conns.Add(1)
-			c.Close()
-		}
-	}()
-	go func() {
-		buf := make([]byte, 2048)
-		for {
-			if _, _, err := l.udp.ReadFrom(buf); err != nil {
-				return
-			}
-			l.pkts.Add(1)
-		}
-	}()
-	return l
-}
 
 // TestRender_NoConnectionsOfItsOwn: a page that opens a WebSocket to a
 // loopback listener and gathers ICE candidates from a STUN server on a
@@ -73,7 +31,7 @@ func TestRender_NoConnectionsOfItsOwn_flagsAlone(t *testing.T) {
 
 func noConnectionsOfItsOwn(t *testing.T) {
 	s := newSite(t)
-	l := newListeners(t)
+	l := testenv.NewSinks(t)
 	r := newRenderer(t)
 	body := fmt.Sprintf(`<html><body><div id="api"></div><script>
 const out = [];
@@ -97,7 +55,7 @@ try {
 } catch (e) { note("rtc throws " + e.name); finished(); }
 fetch("/api/product.json").then(r => r.json())
   .then(p => { document.getElementById("api").textContent = p.title; }, e => note("fetch " + e)).finally(finished);
-</script></body></html>`, l.tcp.Addr(), l.udp.LocalAddr())
+</script></body></html>`, l.TCP.Addr(), l.UDP.LocalAddr())
 	p := Page{URL: s.URL + "/page", Status: 200, Body: []byte(body), Rendering: rendering("#done"), AllowPrivate: true}
 	res, err := r.Render(context.Background(), p)
 	if err != nil {
@@ -107,10 +65,10 @@ fetch("/api/product.json").then(r => r.json())
 	_, noted, _ := strings.Cut(html, `<div id="done">`)
 	noted, _, _ = strings.Cut(noted, "</div>")
 	t.Logf("the page noted: %s", noted)
-	if n := l.conns.Load(); n != 0 {
+	if n := l.Conns(); n != 0 {
 		t.Errorf("the WebSocket's listener got %d connections from the browser", n)
 	}
-	if n := l.pkts.Load(); n != 0 {
+	if n := l.Packets(); n != 0 {
 		t.Errorf("the STUN listener got %d packets from the browser", n)
 	}
 	if !strings.Contains(html, `<div id="api">Rendered lamp</div>`) {

@@ -2,15 +2,15 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/crawler-dev/crawler/internal/testenv"
 )
 
 // hostileShop is a loopback shop whose rendered products misbehave: one
@@ -18,7 +18,7 @@ import (
 // its tab to the cloud metadata address, one allocates 4 GB, and one
 // opens a WebSocket and gathers WebRTC candidates from a STUN server, at
 // the loopback listeners of reach.
-func hostileShop(t *testing.T, reach *listeners) *httptest.Server {
+func hostileShop(t *testing.T, reach *testenv.Sinks) *httptest.Server {
 	t.Helper()
 	products := map[string]string{
 		"/p/late": `<h1></h1><script>
@@ -37,7 +37,7 @@ try {
   pc.createDataChannel("x");
   pc.createOffer().then(o => pc.setLocalDescription(o));
 } catch (e) {}
-</script>`, reach.tcp.Addr(), reach.udp.LocalAddr()),
+</script>`, reach.TCP.Addr(), reach.UDP.LocalAddr()),
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		page := func(body string) {
@@ -66,47 +66,6 @@ try {
 	return srv
 }
 
-// listeners are a TCP and a UDP listener on loopback that count what
-// reaches them.
-type listeners struct {
-	tcp        net.Listener
-	udp        net.PacketConn
-	conns, pkt atomic.Int64
-}
-
-func newListeners(t *testing.T) *listeners {
-	t.Helper()
-	l := &listeners{}
-	var err error
-	if l.tcp, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	if l.udp, err = net.ListenPacket("udp", "127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = l.tcp.Close(); _ = l.udp.Close() })
-	go func() {
-		for {
-			c, err := l.tcp.Accept()
-			if err != nil {
-				return
-			}
-			l.conns.Add(1)
-			_ = c.Close()
-		}
-	}()
-	go func() {
-		buf := make([]byte, 2048)
-		for {
-			if _, _, err := l.udp.ReadFrom(buf); err != nil {
-				return
-			}
-			l.pkt.Add(1)
-		}
-	}()
-	return l
-}
-
 // TestCluster_RenderHostilePages: a master and a slave, real processes,
 // crawl rendered products that misbehave (issue 29). Without wait_for the
 // product whose title comes from a fetch() after its load event is stored
@@ -119,7 +78,7 @@ func TestCluster_RenderHostilePages(t *testing.T) {
 	t.Parallel()
 	env := newClusterEnv(t)
 	env.slaveArgs = []string{"--render-max-memory", "1GiB"}
-	reach := newListeners(t)
+	reach := testenv.NewSinks(t)
 	shop := hostileShop(t, reach)
 	job := filepath.Join(t.TempDir(), "hostile.yaml")
 	yaml := `name: hostile
@@ -170,7 +129,7 @@ kinds:
 	if len(reasons) != 2 {
 		t.Errorf("failures %v, want /p/meta and /p/hog alone", reasons)
 	}
-	if c, p := reach.conns.Load(), reach.pkt.Load(); c != 0 || p != 0 {
+	if c, p := reach.Conns(), reach.Packets(); c != 0 || p != 0 {
 		t.Errorf("the page's WebSocket listener got %d connections and its STUN listener %d packets; the browser sends nothing itself", c, p)
 	}
 }
