@@ -12,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/metrics"
 )
 
 // done is a page's script that writes what it found in #done.
@@ -168,4 +171,38 @@ setInterval(() => fetch("/poll").then(() => { const n = document.getElementById(
 			t.Errorf("Unsettled %v; want true, and the page as its polls left it:\n%s", res.Unsettled, res.HTML)
 		}
 	})
+}
+
+// TestRender_MemoryCap_browserGrew: when the browser's processes pass the
+// cap while a page renders but no page holds a tab's share of it (the
+// browser itself grew), no page is failed: the browser is restarted, the
+// restart counted as for memory, and the page renders.
+func TestRender_MemoryCap_browserGrew(t *testing.T) {
+	r := newRenderer(t)
+	count := restarts(t, r)
+	release := make(chan struct{})
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		select { // answers once the browser was retired for memory
+		case <-release:
+		case <-req.Context().Done():
+		}
+		io.WriteString(w, "ready")
+	}))
+	t.Cleanup(api.Close)
+	if err := r.Check(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r.opts.MaxMemory = r.Usage().Memory / 2 // over it already; each renderer holds far less than a third of it
+	go func() {
+		testenv.Eventually(t, time.Minute, "a restart for memory", func() bool { return count(metrics.RestartMemory) > 0 })
+		close(release)
+	}()
+	p := Page{URL: api.URL + "/page", Status: 200, Rendering: rendering("#done"), AllowPrivate: true,
+		Body: []byte(`<html><body><script>` + done + `
+fetch("/api").then(r => r.text()).then(done);
+</script></body></html>`)}
+	res, err := r.Render(context.Background(), p)
+	if err != nil || !strings.Contains(string(res.HTML), `<div id="done">ready</div>`) {
+		t.Fatalf("Render while the browser was over the cap = %v, want the page rendered", err)
+	}
 }

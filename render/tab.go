@@ -117,12 +117,17 @@ func (r *Renderer) renderIn(ctx context.Context, t *tab, p Page) (Result, error)
 	}
 	ic := newInterceptor(pctx, t.ctx, p, u, send, endPage)
 	t.attach(ic)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		r.watchMemory(pctx, t.in, endPage)
+	}()
 	defer func() {
 		t.attach(nil) // requests from now on are failed (serve)
-		endPage(nil)  // ends the waits of the requests still being admitted
+		endPage(nil)  // ends the waits of the requests still being admitted, and the watch
 		ic.end()
+		<-watched
 	}()
-	go r.watchMemory(pctx, t.in, endPage)
 	if err := ic.setUp(pctx); err != nil {
 		return Result{}, err
 	}
