@@ -191,7 +191,7 @@ func (ic *interceptor) fulfillDocument(id cdpfetch.RequestID) {
 	if status < 200 || status > 299 {
 		status = 200
 	}
-	_, _ = chromedp.Call(ic.cdp, cdpfetch.FulfillRequest, cdpfetch.FulfillRequestParams{RequestID: id, ResponseCode: int64(status),
+	answer(ic.cdp, cdpfetch.FulfillRequest, cdpfetch.FulfillRequestParams{RequestID: id, ResponseCode: int64(status),
 		ResponseHeaders: []*cdpfetch.HeaderEntry{{Name: "Content-Type", Value: ctype}}, Body: ic.page.Body})
 }
 
@@ -205,7 +205,7 @@ func (ic *interceptor) note(list *[]string, raw string) {
 }
 
 func (ic *interceptor) continueRequest(id cdpfetch.RequestID) {
-	_, _ = chromedp.Call(ic.cdp, cdpfetch.ContinueRequest, cdpfetch.ContinueRequestParams{RequestID: id})
+	answer(ic.cdp, cdpfetch.ContinueRequest, cdpfetch.ContinueRequestParams{RequestID: id})
 }
 
 func (ic *interceptor) fail(id cdpfetch.RequestID, reason network.ErrorReason) {
@@ -214,7 +214,20 @@ func (ic *interceptor) fail(id cdpfetch.RequestID, reason network.ErrorReason) {
 
 // failRequest answers a paused request with a network error.
 func failRequest(tab context.Context, id cdpfetch.RequestID, reason network.ErrorReason) {
-	_, _ = chromedp.Call(tab, cdpfetch.FailRequest, cdpfetch.FailRequestParams{RequestID: id, ErrorReason: reason})
+	answer(tab, cdpfetch.FailRequest, cdpfetch.FailRequestParams{RequestID: id, ErrorReason: reason})
+}
+
+// answerWithin bounds the answer to a paused request: a browser that
+// does not take it (its tab crashed, it hangs) must not hold the
+// rendering's end (interceptor.end) for ever.
+const answerWithin = 10 * time.Second
+
+// answer sends the answer cmd to a paused request of tab, within
+// answerWithin; a browser that did not take it fails the page by itself.
+func answer[P any](tab context.Context, cmd cdp.Command[P, cdp.Empty], params P) {
+	ctx, cancel := context.WithTimeout(tab, answerWithin)
+	defer cancel()
+	_, _ = chromedp.Call(ctx, cmd, params)
 }
 
 // result is what the tab came to, with html.

@@ -38,7 +38,7 @@ func (ic *interceptor) fetchFor(ev cdpfetch.EventRequestPaused, u *url.URL, done
 	if status < 100 {
 		status = http.StatusOK
 	}
-	_, _ = chromedp.Call(ic.cdp, cdpfetch.FulfillRequest, cdpfetch.FulfillRequestParams{RequestID: ev.RequestID,
+	answer(ic.cdp, cdpfetch.FulfillRequest, cdpfetch.FulfillRequestParams{RequestID: ev.RequestID,
 		ResponseCode: int64(status), ResponseHeaders: answerHeaders(ans), Body: ans.Body})
 }
 
