@@ -85,7 +85,8 @@ type Answer struct {
 type Result struct {
 	// HTML is the DOM the page's scripts left, serialized.
 	HTML []byte
-	// Requests counts the requests the page made and the browser sent.
+	// Requests counts the requests the page made that were sent for it
+	// (by Page.Fetch or the renderer's own fetcher).
 	Requests int
 	// Blocked lists the URLs refused for their resource type (block).
 	Blocked []string
