@@ -39,7 +39,8 @@ type RenderSpec struct {
 	// DOM they leave; nil inherits (the job's, then false).
 	Render *bool `yaml:"render" json:"render,omitempty"`
 	// WaitFor is what the page is read after: an element matching a CSS
-	// selector, or a time after the load; nil waits for the load event.
+	// selector, or a time after the load; nil waits for the network to go
+	// quiet after the load (no request in flight for 500ms).
 	WaitFor *WaitFor `yaml:"wait_for" json:"wait_for,omitempty"`
 	// RenderTimeout bounds one rendering, wait included; 0 inherits
 	// (the job's, then DefaultRenderTimeout).
@@ -86,7 +87,8 @@ func (w *WaitFor) UnmarshalYAML(n *yaml.Node) error {
 // Rendering is how one page is rendered: the settings of its kind over the
 // job's, defaults filled in.
 type Rendering struct {
-	// WaitFor is what the page is read after, once loaded; zero: the load.
+	// WaitFor is what the page is read after, once loaded; zero: its
+	// network going quiet.
 	WaitFor WaitFor
 	// Timeout bounds the rendering, wait included.
 	Timeout time.Duration

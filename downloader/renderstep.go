@@ -98,7 +98,8 @@ func (d *Downloader) admit(r *Request) func(ctx context.Context, rawURL string) 
 // its pages, in place of the browser: through the job's proxy choice
 // (waiting for a proxy, within the rendering's timeout, when the job
 // requires one), the address guard, its cookie jar, headers and limits.
-// An answer that is not 2xx is handed to the page as such.
+// An answer that is not 2xx is handed to the page as such; a 2xx answer
+// with the site's headers (render keeps those the page may have).
 func (d *Downloader) subFetch(j *Job) func(ctx context.Context, sr render.SubRequest) (render.Answer, error) {
 	return func(ctx context.Context, sr render.SubRequest) (render.Answer, error) {
 		u, err := url.Parse(sr.URL)
@@ -119,11 +120,7 @@ func (d *Downloader) subFetch(j *Job) func(ctx context.Context, sr render.SubReq
 		switch {
 		case err == nil:
 			defer page.Release()
-			ctype := page.ContentType
-			if page.HTML {
-				ctype = "text/html; charset=utf-8" // fetch decoded it to UTF-8
-			}
-			return render.Answer{Status: page.Status, ContentType: ctype, Body: page.Body}, nil
+			return render.AnswerOf(page), nil
 		case errors.As(err, &fe) && fe.Status != 0 && !fe.ProxyFault:
 			return render.Answer{Status: fe.Status}, nil
 		}

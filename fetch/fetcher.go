@@ -49,6 +49,10 @@ type Page struct {
 	// to (absolute), Status its 3xx; such a page has no body. Empty
 	// otherwise.
 	Redirect string
+	// Header is the answer's header, as the site sent it (the body above
+	// is decompressed whatever its Content-Encoding says): a rendered
+	// page's requests hand it to the page.
+	Header http.Header
 
 	charge *charge // the page's hold on the Fetcher's memory budget
 }
@@ -370,5 +374,5 @@ func (f *Fetcher) readPage(req Request, resp *http.Response) (page *Page, err er
 		}
 	}
 	return &Page{URL: resp.Request.URL.String(), Status: resp.StatusCode, ContentType: ctype, HTML: html, Body: raw,
-		Truncated: cut, Validators: validatorsOf(resp.Header), charge: c}, nil
+		Truncated: cut, Validators: validatorsOf(resp.Header), Header: resp.Header, charge: c}, nil
 }

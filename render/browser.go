@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/chromedp/chromedp"
+	"go.uber.org/zap"
 )
 
 // instance is one run of the browser. Renderings hold it while they use
@@ -22,6 +23,9 @@ type instance struct {
 	stop    func()
 	pid     int
 	dataDir string
+	// nowhere is the browser's only proxy (see sealFlags): whatever the
+	// browser would send itself comes here and is refused.
+	nowhere *nowhere
 
 	mu      sync.Mutex
 	users   int
@@ -29,7 +33,7 @@ type instance struct {
 }
 
 // startBrowser starts Chromium at path with a profile of its own.
-func startBrowser(o Options) (*instance, error) {
+func startBrowser(o Options, log *zap.Logger) (*instance, error) {
 	path, err := exec.LookPath(o.Browser)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNoBrowser, err)
@@ -38,19 +42,26 @@ func startBrowser(o Options) (*instance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("render: profile dir: %w", err)
 	}
+	sink, err := listenNowhere(log)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("render: %w", err)
+	}
 	var out tailBuffer
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path), chromedp.DisableGPU, chromedp.UserDataDir(dir),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
 		chromedp.Flag("mute-audio", true), chromedp.CombinedOutput(&out))
+	opts = append(opts, sealFlags(sink.addr())...)
 	if o.NoSandbox {
 		opts = append(opts, chromedp.NoSandbox)
 	}
 	alloc, stopAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, stopCtx := chromedp.NewContext(alloc)
-	inst := &instance{ctx: ctx, dataDir: dir, stop: func() {
+	inst := &instance{ctx: ctx, dataDir: dir, nowhere: sink, stop: func() {
 		stopCtx()
 		stopAlloc()
+		sink.close()
 		_ = os.RemoveAll(dir)
 	}}
 	if err := chromedp.Do(ctx); err != nil { // starts the browser

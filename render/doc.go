@@ -6,9 +6,9 @@
 // started at the first rendering, driven over the DevTools protocol
 // (chromedp), and a pool of tabs of its own size (Options.Tabs, the
 // --render-concurrency flag), apart from the process's fetch workers. The
-// browser is restarted when it crashes or its processes grow past
-// Options.MaxMemory; the renderings it was running fail as transient and
-// are retried by their caller.
+// browser is restarted when it crashes, or between pages when its
+// processes grew past Options.MaxMemory; the renderings it was running
+// when it crashed fail as transient and are retried by their caller.
 //
 // The page's document itself is not requested by the browser: the caller
 // fetches it the way every page is fetched (robots.txt, the host's
@@ -24,16 +24,26 @@
 //     (robots.txt and a place in the host's budget, held until the answer
 //     arrives);
 //   - then sent by the caller's Page.Fetch (the crawl's fetch path: the
-//     job's proxy choice, the address guard, its cookie jar) and answered
-//     to the page with Fetch.fulfillRequest, so that the browser never
-//     reaches the network itself; without Page.Fetch (crawler check), the
-//     browser sends it.
+//     job's proxy choice, the address guard, its cookie jar), or without
+//     one (crawler check) by the renderer's own fetcher, directly with the
+//     address guard, and answered to the page with Fetch.fulfillRequest,
+//     with the site's headers but those of one hop and Set-Cookie.
+//
+// The browser never opens a network connection of its own: its only proxy
+// is a loopback listener that refuses every connection, host names
+// resolve to nothing, and WebRTC may send no UDP and is hidden from the
+// page (seal.go). What the Fetch domain does not pause (a WebSocket,
+// WebRTC, the browser's own background requests) fails there.
 //
 // Each rendering runs in a browser context of its own, emptied after it,
 // so nothing the browser holds passes from one job to another; cookies
 // last from page to page only through the caller's Page.Jar (one per
 // job), loaded into the tab before the page and read back after it. A
-// rendering is bounded by its render_timeout; passing it is ErrTimeout.
-// Render returns the DOM as HTML, to be read by package extract exactly as
-// a fetched body.
+// page is read once its wait_for matches or, without one, once its
+// network went quiet (no request in flight for QuietFor after the load
+// event). A rendering is bounded by its render_timeout; passing it is
+// ErrTimeout. A page that navigates its tab somewhere that fails is
+// ErrNavigation, not the browser's error page; one that passes the memory
+// cap while it renders is ErrMemory (memory.go). Render returns the DOM
+// as HTML, to be read by package extract exactly as a fetched body.
 package render

@@ -13,7 +13,9 @@ type Options struct {
 	Tabs int
 	// MaxMemory is the resident memory, in bytes, of the browser and its
 	// child processes past which the browser is restarted once its
-	// renderings end; 0 means no cap.
+	// renderings end, and past which, while pages render, the page that
+	// holds the most is stopped with ErrMemory (memory.go); 0 means no
+	// cap.
 	MaxMemory int64
 	// NoSandbox runs Chromium without its sandbox, which it refuses to
 	// start with as root.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os/exec"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/fetch"
 	"github.com/crawler-dev/crawler/metrics"
 )
 
@@ -42,10 +44,11 @@ type Page struct {
 	// answer's status (0 for none) once it arrives.
 	Admit func(ctx context.Context, rawURL string) (done func(status int), err error)
 	// Fetch, when not nil, sends every request the page makes that is
-	// neither blocked nor refused, in place of the browser: the browser
-	// then never reaches the network itself, and the answer Fetch returns
-	// is handed to the page. The caller's fetch path applies (its proxy
-	// choice, address guard, cookies); nil lets the browser send them.
+	// neither blocked nor refused, and the answer it returns is handed to
+	// the page. The caller's fetch path applies (its proxy choice, address
+	// guard, cookies). Nil sends them with the renderer's own fetcher,
+	// directly, with the address guard, UserAgent, Headers and Jar. The
+	// browser never sends a request itself either way.
 	Fetch func(ctx context.Context, req SubRequest) (Answer, error)
 	// Jar, when not nil, holds the job's cookies: the page sees those of
 	// its URL (document.cookie), and the cookies its scripts set are kept
@@ -65,10 +68,16 @@ type SubRequest struct {
 }
 
 // Answer is what Page.Fetch got for a SubRequest: a status (not 2xx
-// included), its Content-Type and body (decoded as the fetch path does).
+// included), its Content-Type and body (decoded as the fetch path does),
+// and the other headers the site sent. The page gets those headers but
+// the hop-by-hop ones, Content-Encoding and Content-Length (the body is
+// handed over decompressed) and Set-Cookie (the job's cookie jar keeps
+// the site's cookies, not the page); ContentType, when set, replaces the
+// header's Content-Type.
 type Answer struct {
 	Status      int
 	ContentType string
+	Header      http.Header
 	Body        []byte
 }
 
@@ -76,7 +85,8 @@ type Answer struct {
 type Result struct {
 	// HTML is the DOM the page's scripts left, serialized.
 	HTML []byte
-	// Requests counts the requests the page made and the browser sent.
+	// Requests counts the requests the page made that were sent for it
+	// (by Page.Fetch or the renderer's own fetcher).
 	Requests int
 	// Blocked lists the URLs refused for their resource type (block).
 	Blocked []string
@@ -84,15 +94,28 @@ type Result struct {
 	Refused []string
 	// Took is how long the rendering took, the wait for a tab excluded.
 	Took time.Duration
+	// Unsettled is true when the page was read without wait_for and its
+	// requests never stopped for QuietFor within render_timeout: it was
+	// read as it stood near the end of its timeout.
+	Unsettled bool
 }
+
+// QuietFor is how long no request of a page may be in flight before a
+// page without wait_for is read: what its scripts fetch after the load
+// event has arrived by then.
+const QuietFor = 500 * time.Millisecond
 
 // Renderer renders pages in one browser, a few tabs at a time; see the
 // package comment. It is safe for concurrent use.
 type Renderer struct {
 	opts Options
 	log  *zap.Logger
-	tabs chan struct{} // a token per tab rendering now (Options.Tabs)
-	idle chan *tab     // open tabs, kept for the next rendering
+	tabs chan struct{}  // a token per tab rendering now (Options.Tabs)
+	idle chan *tab      // open tabs, kept for the next rendering
+	own  *fetch.Fetcher // sends the requests of pages without Page.Fetch
+
+	memory     memoryWatch   // the cap while pages render (memory.go)
+	watchEvery time.Duration // how often it reads; 0: not at all (tests)
 
 	mu        sync.Mutex
 	cur       *instance
@@ -110,7 +133,7 @@ func New(opts Options, log *zap.Logger) (*Renderer, error) {
 		log = zap.NewNop()
 	}
 	return &Renderer{opts: opts, log: log.Named("render"), tabs: make(chan struct{}, opts.Tabs),
-		idle: make(chan *tab, opts.Tabs)}, nil
+		idle: make(chan *tab, opts.Tabs), own: fetch.New(fetch.Options{}), watchEvery: memoryWatchEvery}, nil
 }
 
 // Available reports whether the browser is installed where Options say,
@@ -156,6 +179,7 @@ func (r *Renderer) Close() error {
 	if in != nil {
 		in.retire()
 	}
+	r.own.CloseIdleConnections()
 	for {
 		select {
 		case t := <-r.idle:
@@ -181,7 +205,7 @@ func (r *Renderer) instance() (*instance, error) {
 		r.count(metrics.RestartDied)
 	}
 	if r.cur == nil {
-		in, err := startBrowser(r.opts)
+		in, err := startBrowser(r.opts, r.log)
 		if err != nil {
 			return nil, err
 		}
@@ -246,7 +270,7 @@ func (r *Renderer) Render(ctx context.Context, p Page) (Result, error) {
 		r.putBack(t)
 	}
 	res.Took = time.Since(start)
-	r.checkMemory(in)
+	r.checkMemory(in, errors.Is(err, ErrMemory))
 	return res, err
 }
 
@@ -292,6 +316,8 @@ func (r *Renderer) classify(ctx context.Context, in *instance, p Page, err error
 	case !r.responds(in):
 		r.retire(in, metrics.RestartHung, err.Error())
 		return fmt.Errorf("%w: %s: %w", ErrBrowserDied, p.URL, err)
+	case errors.Is(err, ErrNavigation), errors.Is(err, ErrMemory):
+		return fmt.Errorf("render %s: %w", p.URL, err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("%w: %s did not render within %s", ErrTimeout, p.URL, p.Rendering.Timeout)
 	}
@@ -310,12 +336,49 @@ func (r *Renderer) responds(in *instance) bool {
 // browser's memory.
 const memoryCheckEvery = 8
 
-// checkMemory retires the browser when it has grown past the cap.
-func (r *Renderer) checkMemory(in *instance) {
-	if r.opts.MaxMemory == 0 || r.renders.Add(1)%memoryCheckEvery != 0 {
+// checkMemory retires the browser when it has grown past the cap: every
+// memoryCheckEvery renderings, and now when now is set (a page passed the
+// cap while it rendered).
+func (r *Renderer) checkMemory(in *instance, now bool) {
+	if r.opts.MaxMemory == 0 || (r.renders.Add(1)%memoryCheckEvery != 0 && !now) {
 		return
 	}
 	if rss := treeRSS(in.pid); rss > r.opts.MaxMemory {
 		r.retire(in, metrics.RestartMemory, fmt.Sprintf("memory %d MiB over the cap of %d MiB", rss>>20, r.opts.MaxMemory>>20))
 	}
+}
+
+// ownFetch sends a request of p's page with the renderer's own fetcher,
+// for a page without Page.Fetch: directly, with the address guard, p's
+// user agent, headers and cookie jar.
+func (r *Renderer) ownFetch(p Page) func(context.Context, SubRequest) (Answer, error) {
+	return func(ctx context.Context, sr SubRequest) (Answer, error) {
+		headers := maps.Clone(sr.Headers)
+		if headers == nil {
+			headers = map[string]string{}
+		}
+		maps.Copy(headers, p.Headers)
+		page, err := r.own.Do(ctx, fetch.Request{URL: sr.URL, Method: sr.Method, Body: sr.Body, AllowPrivate: p.AllowPrivate,
+			UserAgent: p.UserAgent, Headers: headers, Jar: p.Jar, AllowNonHTML: true})
+		var fe *fetch.Error
+		switch {
+		case err == nil:
+			defer page.Release()
+			return AnswerOf(page), nil
+		case errors.As(err, &fe) && fe.Status != 0:
+			return Answer{Status: fe.Status}, nil
+		}
+		return Answer{}, err
+	}
+}
+
+// AnswerOf is the Answer a fetched page makes: its status, header and
+// body, and its Content-Type, saying UTF-8 for HTML (the fetch path
+// decoded it to UTF-8).
+func AnswerOf(page *fetch.Page) Answer {
+	ctype := page.ContentType
+	if page.HTML {
+		ctype = "text/html; charset=utf-8"
+	}
+	return Answer{Status: page.Status, ContentType: ctype, Header: page.Header, Body: page.Body}
 }

@@ -16,11 +16,12 @@ import (
 	"github.com/crawler-dev/crawler/fetch"
 )
 
-// fetchFor sends a paused request through Page.Fetch and hands its answer
+// fetchFor sends a paused request through the interceptor's send (the
+// caller's Page.Fetch, or the renderer's own fetch) and hands its answer
 // to the page; done, when not nil, gives back its place in the host's
 // budget with the answer's status.
 func (ic *interceptor) fetchFor(ev cdpfetch.EventRequestPaused, u *url.URL, done func(int)) {
-	ans, err := ic.page.Fetch(ic.tab, subRequest(ev, u, ic.page.Jar))
+	ans, err := ic.send(ic.tab, subRequest(ev, u, ic.page.Jar))
 	if done != nil {
 		done(ans.Status)
 	}
@@ -30,18 +31,55 @@ func (ic *interceptor) fetchFor(ev cdpfetch.EventRequestPaused, u *url.URL, done
 			reason = network.ErrorReasonAddressUnreachable
 		}
 		ic.fail(ev.RequestID, reason)
+		ic.navigationFailed(ev, ev.Request.URL, err)
 		return
 	}
 	status := ans.Status
 	if status < 100 {
 		status = http.StatusOK
 	}
-	var headers []*cdpfetch.HeaderEntry
-	if ans.ContentType != "" {
-		headers = append(headers, &cdpfetch.HeaderEntry{Name: "Content-Type", Value: ans.ContentType})
+	answer(ic.cdp, cdpfetch.FulfillRequest, cdpfetch.FulfillRequestParams{RequestID: ev.RequestID,
+		ResponseCode: int64(status), ResponseHeaders: answerHeaders(ans), Body: ans.Body})
+}
+
+// droppedHeaders are the answer's headers the page does not get:
+// those of one hop (the fetch path's connection, not the page's), those
+// that describe the body as it was sent (it is handed to the page
+// decompressed, and its length is its own), and the cookies the site sets
+// (the job's cookie jar keeps them, with cookies: true, and the fetch path
+// sends them; without it a site's cookies are dropped, as on every fetch).
+var droppedHeaders = map[string]bool{
+	"Connection": true, "Keep-Alive": true, "Proxy-Connection": true, "Proxy-Authenticate": true,
+	"Proxy-Authorization": true, "Te": true, "Trailer": true, "Transfer-Encoding": true, "Upgrade": true,
+	"Content-Encoding": true, "Content-Length": true, "Set-Cookie": true, "Set-Cookie2": true,
+}
+
+// answerHeaders are the headers the page gets with ans: those the site
+// sent (CORS's among them, so that a cross-origin fetch() reads its
+// answer) but droppedHeaders and those the Connection header names, with
+// ans.ContentType as Content-Type (the fetch path may have decoded the
+// body to UTF-8).
+func answerHeaders(ans Answer) []*cdpfetch.HeaderEntry {
+	hop := map[string]bool{}
+	for _, v := range ans.Header.Values("Connection") {
+		for _, name := range strings.Split(v, ",") {
+			hop[http.CanonicalHeaderKey(strings.TrimSpace(name))] = true
+		}
 	}
-	_, _ = chromedp.Call(ic.cdp, cdpfetch.FulfillRequest, cdpfetch.FulfillRequestParams{RequestID: ev.RequestID,
-		ResponseCode: int64(status), ResponseHeaders: headers, Body: ans.Body})
+	var out []*cdpfetch.HeaderEntry
+	for name, values := range ans.Header {
+		canon := http.CanonicalHeaderKey(name)
+		if droppedHeaders[canon] || hop[canon] || (canon == "Content-Type" && ans.ContentType != "") {
+			continue
+		}
+		for _, v := range values {
+			out = append(out, &cdpfetch.HeaderEntry{Name: canon, Value: v})
+		}
+	}
+	if ans.ContentType != "" {
+		out = append(out, &cdpfetch.HeaderEntry{Name: "Content-Type", Value: ans.ContentType})
+	}
+	return out
 }
 
 // ownHeaders are the request headers the fetch path sets itself.

@@ -2,6 +2,7 @@ package render
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"net/url"
@@ -35,6 +36,11 @@ type tab struct {
 func openTab(in *instance) (*tab, error) {
 	ctx, cancel := chromedp.NewContext(in.ctx, chromedp.WithNewBrowserContext())
 	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
+		cancel()
+		return nil, fmt.Errorf("render: open a tab: %w", err)
+	}
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument,
+		page.AddScriptToEvaluateOnNewDocumentParams{Source: noRTC}); err != nil {
 		cancel()
 		return nil, fmt.Errorf("render: open a tab: %w", err)
 	}
@@ -102,15 +108,25 @@ func (r *Renderer) renderIn(ctx context.Context, t *tab, p Page) (Result, error)
 	if err != nil {
 		return Result{}, fmt.Errorf("render: %q: %w", p.URL, err)
 	}
-	pctx, endPage := context.WithCancel(t.ctx)      // ends the page's waits
-	stopOnCancel := context.AfterFunc(ctx, endPage) // the caller gave up
+	pctx, endPage := context.WithCancelCause(t.ctx)                       // ends the page's waits
+	stopOnCancel := context.AfterFunc(ctx, func() { endPage(ctx.Err()) }) // the caller gave up
 	defer stopOnCancel()
-	ic := newInterceptor(pctx, t.ctx, p, u)
+	send := p.Fetch
+	if send == nil {
+		send = r.ownFetch(p)
+	}
+	ic := newInterceptor(pctx, t.ctx, p, u, send, endPage)
 	t.attach(ic)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		r.watchMemory(pctx, t.in, endPage)
+	}()
 	defer func() {
 		t.attach(nil) // requests from now on are failed (serve)
-		endPage()     // ends the waits of the requests still being admitted
+		endPage(nil)  // ends the waits of the requests still being admitted, and the watch
 		ic.end()
+		<-watched
 	}()
 	if err := ic.setUp(pctx); err != nil {
 		return Result{}, err
@@ -121,6 +137,31 @@ func (r *Renderer) renderIn(ctx context.Context, t *tab, p Page) (Result, error)
 
 	rctx, cancel := context.WithTimeout(pctx, p.Rendering.Timeout)
 	defer cancel()
+	unsettled, err := ic.wait(rctx, p)
+	if err != nil {
+		return ic.result(nil), pageError(pctx, err)
+	}
+	doc, err := chromedp.Run(rctx, chromedp.Evaluate[pageDoc](readDoc))
+	switch {
+	case err != nil:
+		return ic.result(nil), pageError(pctx, err)
+	case ic.navigation() != nil:
+		return ic.result(nil), ic.navigation()
+	case strings.HasPrefix(doc.Href, "chrome-error:"):
+		return ic.result(nil), fmt.Errorf("%w: the tab shows the browser's error page", ErrNavigation)
+	}
+	keepCookies(pctx, p.Jar, u)
+	res := ic.result([]byte(doc.HTML))
+	res.Unsettled = unsettled
+	return res, nil
+}
+
+// wait loads the page in the tab and waits until it is to be read: once
+// its wait_for matches, or without one once its network went quiet (or,
+// when it never does, near the end of rctx, its render_timeout: then
+// unsettled is true).
+func (ic *interceptor) wait(rctx context.Context, p Page) (unsettled bool, err error) {
+	start := time.Now()
 	steps := []chromedp.Action[chromedp.Void]{chromedp.Navigate(p.URL)}
 	switch w := p.Rendering.WaitFor; {
 	case w.CSS != "":
@@ -129,20 +170,50 @@ func (r *Renderer) renderIn(ctx context.Context, t *tab, p Page) (Result, error)
 		steps = append(steps, chromedp.Sleep(w.Delay.Std()))
 	}
 	if err := chromedp.Do(rctx, steps...); err != nil {
-		return ic.result(nil), err
+		return false, err
 	}
-	html, err := chromedp.Run(rctx, chromedp.Evaluate[string](
-		`(document.doctype ? new XMLSerializer().serializeToString(document.doctype) + "\n" : "") + document.documentElement.outerHTML`))
-	if err != nil {
-		return ic.result(nil), err
+	if w := p.Rendering.WaitFor; w.CSS != "" || w.Delay > 0 {
+		return false, nil
 	}
-	keepCookies(pctx, p.Jar, u)
-	return ic.result([]byte(html)), nil
+	qctx, cancel := context.WithDeadline(rctx, start.Add(p.Rendering.Timeout-readReserve(p.Rendering.Timeout)))
+	defer cancel()
+	if err := ic.waitQuiet(qctx, QuietFor); err != nil {
+		if rctx.Err() != nil {
+			return false, rctx.Err()
+		}
+		return true, nil
+	}
+	return false, nil
 }
 
-// setUp sets the tab's user agent and headers and pauses every request:
-// at the request stage (guard, block, admit), and at the response stage
-// for the page's own origin (the answer frees its place in the budget).
+// readDoc reads where the tab is and its DOM (pageDoc).
+const readDoc = `({href: location.href,
+  html: (document.doctype ? new XMLSerializer().serializeToString(document.doctype) + "\n" : "") + document.documentElement.outerHTML})`
+
+// pageDoc is what a rendering reads of its tab: where it is (the
+// browser's error page is chrome-error:) and its DOM, serialized.
+type pageDoc struct {
+	Href string `json:"href"`
+	HTML string `json:"html"`
+}
+
+// pageError is err, or why the page was stopped (a failed navigation, the
+// memory cap) when it was.
+func pageError(page context.Context, err error) error {
+	if cause := context.Cause(page); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	return err
+}
+
+// readReserve is the part of a rendering's timeout kept for reading the
+// page once waiting for its network to go quiet ended.
+func readReserve(timeout time.Duration) time.Duration {
+	return min(timeout/10, 2*time.Second)
+}
+
+// setUp sets the tab's user agent and headers and pauses every request,
+// to be decided and answered by the interceptor.
 func (ic *interceptor) setUp(tab context.Context) error {
 	if ic.page.UserAgent != "" {
 		if _, err := chromedp.Call(tab, emulation.SetUserAgentOverride,
@@ -158,9 +229,6 @@ func (ic *interceptor) setUp(tab context.Context) error {
 		return fmt.Errorf("render: set headers: %w", err)
 	}
 	patterns := []*cdpfetch.RequestPattern{{URLPattern: "*", RequestStage: cdpfetch.RequestStageRequest}}
-	if ic.page.Admit != nil && ic.page.Fetch == nil { // fetched requests give their places back themselves
-		patterns = append(patterns, &cdpfetch.RequestPattern{URLPattern: ic.origin + "/*", RequestStage: cdpfetch.RequestStageResponse})
-	}
 	if _, err := chromedp.Call(tab, cdpfetch.Enable, cdpfetch.EnableParams{Patterns: patterns}); err != nil {
 		return fmt.Errorf("render: enable interception: %w", err)
 	}

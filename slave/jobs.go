@@ -33,6 +33,9 @@ type job struct {
 	// once that this slave handed their tasks on (render.go).
 	renderKinds map[string]bool
 	parked      sync.Once
+	// rendered counts the fields its rendered pages leave empty, to warn
+	// when most do (render.go).
+	rendered renderedFields
 	// stealArmed says the last take of this job's queue got tasks: when
 	// it next runs dry, the slave steals from the longest queue once
 	// (steal.go). Read and written by the dispatcher alone.

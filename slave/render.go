@@ -3,6 +3,10 @@ package slave
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
 
 	"go.uber.org/zap"
 
@@ -111,4 +115,90 @@ func (j *job) noteParked(log *zap.Logger) {
 		log.Warn("tasks of kinds that say render handed on to a slave that can render: this one cannot",
 			zap.String("job", j.name))
 	})
+}
+
+// emptyWarnAfter is how many rendered pages of a kind are read before
+// the slave judges whether its fields come out empty on most of them.
+const emptyWarnAfter = 5
+
+// renderedFields counts, per rendered item kind of a job, the pages read
+// from their rendered DOM and how many times each field selected nothing:
+// a field empty on most pages is often filled by a script after the page
+// was read (a fetch() answered after the network went quiet, a timer),
+// which only a wait_for catches. The slave says so once per kind.
+type renderedFields struct {
+	mu    sync.Mutex
+	kinds map[string]*kindFields
+}
+
+// kindFields is what renderedFields keeps of one kind.
+type kindFields struct {
+	pages  int
+	empty  map[string]int
+	warned bool
+}
+
+// emptyFields names the fields that came out empty: they selected
+// nothing, or only elements without text.
+func emptyFields(fields map[string]any) []string {
+	var empty []string
+	for name, v := range fields {
+		switch v := v.(type) {
+		case nil:
+			empty = append(empty, name)
+		case string:
+			if strings.TrimSpace(v) == "" {
+				empty = append(empty, name)
+			}
+		case []string:
+			if len(v) == 0 {
+				empty = append(empty, name)
+			}
+		case []any:
+			if len(v) == 0 {
+				empty = append(empty, name)
+			}
+		}
+	}
+	return empty
+}
+
+// note counts a rendered page of kind whose fields named in empty
+// selected nothing, and warns once per kind when, past emptyWarnAfter
+// pages, some fields were empty on more than half of them.
+func (r *renderedFields) note(log *zap.Logger, job, kind string, empty []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.kinds == nil {
+		r.kinds = map[string]*kindFields{}
+	}
+	k := r.kinds[kind]
+	if k == nil {
+		k = &kindFields{empty: map[string]int{}}
+		r.kinds[kind] = k
+	}
+	if k.warned {
+		return
+	}
+	k.pages++
+	for _, f := range empty {
+		k.empty[f]++
+	}
+	if k.pages < emptyWarnAfter {
+		return
+	}
+	var mostly []string
+	for f, n := range k.empty {
+		if 2*n > k.pages {
+			mostly = append(mostly, fmt.Sprintf("%s (%d of %d)", f, n, k.pages))
+		}
+	}
+	if len(mostly) == 0 {
+		return
+	}
+	sort.Strings(mostly)
+	k.warned = true
+	log.Warn("fields of a rendered kind come out empty on most pages: the page may fill them after it is read; "+
+		"give the kind a wait_for (a CSS selector of the filled element, or a delay)",
+		zap.String("job", job), zap.String("kind", kind), zap.Strings("empty", mostly))
 }

@@ -2,14 +2,23 @@ package slave
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
 	"github.com/crawler-dev/crawler/membership"
 	"github.com/crawler-dev/crawler/render"
+	"github.com/crawler-dev/crawler/statuspage/browsertest"
 )
 
 // TestSlave_parksRenderTasks: a task of a rendered kind that reaches a
@@ -71,5 +80,58 @@ func TestSlave_parksRenderTasks(t *testing.T) {
 				return err == nil && len(table.Nodes) == 1 && len(table.Renderers().Nodes) == 0
 			})
 		})
+	}
+}
+
+// TestSlave_warnsRenderedFieldsEmpty: when a rendered kind's field comes
+// out empty on most of its pages (the page fills it after it is read),
+// the slave says so once, naming the kind, the field and wait_for.
+func TestSlave_warnsRenderedFieldsEmpty(t *testing.T) {
+	rdb, keys := testenv.Redis(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, `<html><body><h1></h1><p class="when">later</p></body></html>`) // nothing fills the h1 in time
+	}))
+	t.Cleanup(site.Close)
+	paths := []string{"/p/1", "/p/2", "/p/3", "/p/4", "/p/5", "/p/6"}
+	runningJobSpec(t, ctx, rdb, keys, "spa", site.URL, func(s *cluster.JobSpec) {
+		on := true
+		s.Render = &on
+		s.Fields = map[string]cluster.FieldRule{"title": {CSS: "h1"}, "when": {CSS: ".when"}}
+	}, paths...)
+	ropts := render.DefaultOptions()
+	ropts.Browser = browsertest.ChromiumPath(t)
+	rr, err := render.New(ropts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rr.Close() })
+	core, logs := observer.New(zap.WarnLevel)
+	runSlave(t, ctx, DefaultOptions(), Deps{Redis: rdb, Keys: keys, Store: jsonlStore(t), Renderer: rr, Logger: zap.New(core)})
+	warned := func() []observer.LoggedEntry {
+		return logs.FilterMessageSnippet("come out empty on most pages").All()
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("stats %v", rdb.HGetAll(ctx, keys.Job("spa").Stats()).Val())
+			for _, e := range logs.All() {
+				t.Logf("%s %v", e.Message, e.ContextMap())
+			}
+		}
+	})
+	testenv.Eventually(t, time.Minute, "the warning about the empty field", func() bool { return len(warned()) > 0 })
+	testenv.Eventually(t, time.Minute, "every page stored", func() bool {
+		return rdb.HGet(ctx, keys.Job("spa").Stats(), cluster.StatStored).Val() == strconv.Itoa(len(paths))
+	})
+	got := warned()
+	if len(got) != 1 {
+		t.Fatalf("warned %d times, want once per kind", len(got))
+	}
+	fields := got[0].ContextMap()
+	if empty := fmt.Sprint(fields["empty"]); !strings.Contains(empty, "title") || strings.Contains(empty, "when") ||
+		!strings.Contains(got[0].Message, "wait_for") {
+		t.Errorf("warning %q %v: want the title field named, not when, and wait_for suggested", got[0].Message, fields)
 	}
 }

@@ -274,8 +274,9 @@ func (r *checkReport) printFields(w io.Writer) {
 }
 
 // render loads the page in headless Chromium when its kind says render,
-// and puts the DOM in place of the body; its requests go directly, like
-// check's fetch, through the address guard and the kind's block list.
+// and puts the DOM in place of the body; its requests are sent directly
+// by the renderer (never by the browser), like check's fetch, through the
+// address guard and the kind's block list.
 func (r *checkReport) render(ctx context.Context, rf *renderFlags, spec *cluster.JobSpec, page *fetch.Page) error {
 	rendering, ok := spec.RenderOf(r.Kind)
 	if !ok || rf == nil || !page.HTML {
@@ -294,5 +295,8 @@ func (r *checkReport) render(ctx context.Context, rf *renderFlags, spec *cluster
 	page.Body, r.Rendered = res.HTML, true
 	r.Notes = append(r.Notes, fmt.Sprintf("rendered in %s: %d requests sent, %d blocked (block), %d refused (address guard)",
 		res.Took.Round(time.Millisecond), res.Requests, len(res.Blocked), len(res.Refused)))
+	if res.Unsettled {
+		r.Notes = append(r.Notes, "the page's requests never stopped for 500ms: it was read as it stood near its render_timeout (a wait_for says when it is ready)")
+	}
 	return nil
 }

@@ -63,7 +63,7 @@ func (o RenderOptions) Args() []string {
 
 // RenderRow is one way of reading the pages at one concurrency.
 type RenderRow struct {
-	Mode  string // "fetch", "render", or "render, browser sends"
+	Mode  string // "fetch", "render", or "render, own fetcher"
 	Tabs  int
 	Pages int
 	Took  time.Duration
@@ -142,8 +142,9 @@ func fetchRow(ctx context.Context, f *fetch.Fetcher, url string, n, tabs int) (R
 
 // renderRow renders the page n times in a browser of tabs tabs, started
 // (and warmed by one page) before the clock starts; the page's requests
-// are sent by f as a crawl's are, or by the browser itself when direct
-// is set (as crawler check does), to show what the crawl's path costs.
+// are sent by f as a crawl's are, or by the renderer's own fetcher when
+// direct is set (as crawler check does), to show what the crawl's path
+// costs.
 func renderRow(ctx context.Context, f *fetch.Fetcher, url string, opts RenderOptions, tabs int, direct bool) (RenderRow, error) {
 	ropts := render.DefaultOptions()
 	ropts.Browser, ropts.Tabs, ropts.MaxMemory = opts.Browser, tabs, 0
@@ -169,13 +170,13 @@ func renderRow(ctx context.Context, f *fetch.Fetcher, url string, opts RenderOpt
 	cpu := selfCPU() - cpu0 + r.Usage().CPU - bcpu0
 	mode := "render"
 	if direct {
-		mode = "render, browser sends"
+		mode = "render, own fetcher"
 	}
 	return RenderRow{Mode: mode, Tabs: tabs, Pages: opts.Pages, Took: took, CPU: cpu, Memory: peak.Load()}, err
 }
 
 // renderOnce fetches the page and renders it, its requests sent by f (by
-// the browser when direct is set).
+// the renderer's own fetcher when direct is set).
 func renderOnce(ctx context.Context, r *render.Renderer, f *fetch.Fetcher, url string, direct bool) error {
 	p, err := f.Do(ctx, fetch.Request{URL: url, AllowPrivate: true})
 	if err != nil {
@@ -256,7 +257,7 @@ func RenderTable(rows []RenderRow) Table {
 			fmt.Sprintf("%.2f", float64(r.CPU.Microseconds())/1000/float64(r.Pages)), mem, perTab)
 	}
 	t.Notes = []string{
-		"A rendering fetches the document, loads it in a tab, has its script and JSON sent by the crawl's fetch path (\"render\") or by the browser itself (\"render, browser sends\", as crawler check does), and reads the DOM; the image is blocked.",
+		"A rendering fetches the document, loads it in a tab, has its script and JSON sent by the crawl's fetch path (\"render\") or by the renderer's own fetcher (\"render, own fetcher\", as crawler check does; the browser sends nothing itself), and reads the DOM; the image is blocked.",
 		"CPU is this process's (the loopback site's included, in both modes) plus the browser's (all its processes, /proc), per page; pages/s is wall time and noisy on a loaded machine: compare CPU per page.",
 		"Browser memory is its peak proportional resident set (Pss, shared pages counted once) over the row; MiB/tab divides it by the tabs.",
 	}
