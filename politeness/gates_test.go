@@ -47,6 +47,13 @@ func fast(o *Options) {
 	o.MinRound = 5 * time.Millisecond
 }
 
+// noBeats are options under which nothing can come from a heartbeat
+// (half an hour) or a lapsed hold (an hour), while slots move within
+// fractions of a second.
+func noBeats(o *Options) {
+	o.LeaseTTL, o.Heartbeat, o.Contended, o.Linger = time.Hour, 30*time.Minute, 10*time.Millisecond, 100*time.Millisecond
+}
+
 // send enters host n times from `workers` goroutines, holding each pass
 // for hold, and counts how many are in flight at once.
 type sender struct {
@@ -345,17 +352,14 @@ func TestGates_StopGivesBack(t *testing.T) {
 // are half an hour here, so neither can come from one.
 func TestGates_LingerGivesBack(t *testing.T) {
 	forServers(t, func(t *testing.T, srv server, ctx context.Context) {
-		slow := func(o *Options) {
-			o.LeaseTTL, o.Heartbeat, o.Contended, o.Linger = time.Hour, 30*time.Minute, 10*time.Millisecond, 100*time.Millisecond
-		}
 		rule := Rule{RPS: MaxRPS, Burst: 1000, Concurrency: 4}
-		walker := startGates(t, srv.connect(), srv.keys, slow)
+		walker := startGates(t, srv.connect(), srv.keys, noBeats)
 		pass, err := walker.gates.Enter(ctx, "linger.test", rule)
 		if err != nil {
 			t.Fatal(err)
 		}
 		pass.Done(200, 0) // its walk is over
-		busy := startGates(t, srv.connect(), srv.keys, slow)
+		busy := startGates(t, srv.connect(), srv.keys, noBeats)
 		var inflight, peak atomic.Int64
 		var stop atomic.Bool
 		var wg sync.WaitGroup
@@ -410,16 +414,13 @@ func TestGates_FastHostBooksForItsSlots(t *testing.T) {
 // from one.
 func TestGates_LeaverGivesBackToAHolder(t *testing.T) {
 	forServers(t, func(t *testing.T, srv server, ctx context.Context) {
-		slow := func(o *Options) {
-			o.LeaseTTL, o.Heartbeat, o.Contended, o.Linger = time.Hour, 30*time.Minute, 10*time.Millisecond, 100*time.Millisecond
-		}
 		rule := Rule{RPS: MaxRPS, Burst: 1000, Concurrency: 2}
-		walker := startGates(t, srv.connect(), srv.keys, slow)
+		walker := startGates(t, srv.connect(), srv.keys, noBeats)
 		walk, err := walker.gates.Enter(ctx, "leaver.test", rule)
 		if err != nil {
 			t.Fatal(err)
 		}
-		holder := startGates(t, srv.connect(), srv.keys, slow)
+		holder := startGates(t, srv.connect(), srv.keys, noBeats)
 		first, err := holder.gates.Enter(ctx, "leaver.test", rule)
 		if err != nil {
 			t.Fatal(err)
