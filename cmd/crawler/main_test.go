@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
 
 	"github.com/crawler-dev/crawler/client"
 	"github.com/crawler-dev/crawler/cluster"
@@ -187,4 +189,10 @@ func jobStatus(ctx context.Context, rdb redis.UniversalClient, keys cluster.Keys
 		return nil, err
 	}
 	return c.Status(ctx, job)
+}
+
+// newRootCmd is the root command of a fresh app, for the tests that walk
+// or run the command tree in this process.
+func newRootCmd() *cobra.Command {
+	return newRootCmdOf(&app{logger: zap.NewNop()})
 }

@@ -37,10 +37,6 @@ func Execute() {
 	}
 }
 
-func newRootCmd() *cobra.Command {
-	return newRootCmdOf(&app{logger: zap.NewNop()})
-}
-
 // newRootCmdOf is the root command of the app a.
 func newRootCmdOf(a *app) *cobra.Command {
 	root := &cobra.Command{
