@@ -2,6 +2,7 @@ package extract
 
 import (
 	"net/url"
+	"strings"
 
 	"github.com/crawler-dev/crawler/cluster"
 )
@@ -39,7 +40,7 @@ func (p *page) field(f *fieldRule, res *Result) error {
 	if err != nil {
 		return err
 	}
-	if len(vals) == 0 {
+	if blank(vals) { // it selected nothing, or only elements without text
 		res.Empty = append(res.Empty, f.name)
 	}
 	if vals, err = p.cut(f, vals); err != nil {
@@ -138,6 +139,16 @@ func convertValue(typ string, v value, base *url.URL) (any, error) {
 		return jsonInteger(v.text)
 	}
 	return convert(typ, v.text, base)
+}
+
+// blank reports whether vals hold no text at all.
+func blank(vals []value) bool {
+	for _, v := range vals {
+		if strings.TrimSpace(v.text) != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // missing reports whether a field's value counts as absent for required.

@@ -117,7 +117,8 @@ type Result struct {
 	// "" when nothing is selected; with a type, the converted value or nil;
 	// with all, a []string, or a []any with a type.
 	Fields map[string]any `json:"fields,omitempty"`
-	// Empty names the fields that selected nothing.
+	// Empty names the fields that came out empty: they selected nothing,
+	// or only elements without text.
 	Empty []string `json:"empty,omitempty"`
 	// FieldErrors lists the values that did not convert to their type;
 	// each is null in Fields and counts as a field error.

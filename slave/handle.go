@@ -171,7 +171,7 @@ func (s *Slave) extractItem(ctx context.Context, w *work, page *fetch.Page) (sto
 		return store.Item{}, "", err
 	}
 	if w.rendered {
-		w.job.rendered.note(s.log, w.job.name, t.ItemKind(), emptyFields(res.Fields))
+		w.job.rendered.note(s.log, w.job.name, t.ItemKind(), res.Empty)
 	}
 	return store.Item{
 		ID: store.ItemID(t.Job, t.FP), URL: t.URL, FinalURL: finalURL(t.URL, page.URL), Job: t.Job, Kind: w.job.itemKindName(t), Fields: res.Fields,

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 
 	"go.uber.org/zap"
@@ -136,31 +135,6 @@ type kindFields struct {
 	pages  int
 	empty  map[string]int
 	warned bool
-}
-
-// emptyFields names the fields that came out empty: they selected
-// nothing, or only elements without text.
-func emptyFields(fields map[string]any) []string {
-	var empty []string
-	for name, v := range fields {
-		switch v := v.(type) {
-		case nil:
-			empty = append(empty, name)
-		case string:
-			if strings.TrimSpace(v) == "" {
-				empty = append(empty, name)
-			}
-		case []string:
-			if len(v) == 0 {
-				empty = append(empty, name)
-			}
-		case []any:
-			if len(v) == 0 {
-				empty = append(empty, name)
-			}
-		}
-	}
-	return empty
 }
 
 // note counts a rendered page of kind whose fields named in empty
