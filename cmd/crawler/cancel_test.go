@@ -3,8 +3,6 @@ package main
 import (
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -60,16 +58,10 @@ func startCancelCrawl(t *testing.T, c *cancelSite) clusterEnv {
 	t.Cleanup(srv.Close)
 	t.Cleanup(c.release)
 	env := newClusterEnv(t)
-	env.startMaster(t, "master")
-	env.startSlave(t, 0)
-	env.waitSlaves(t, 0)
+	env.startCluster(t, 1)
 	job := demosite.Job{Name: "stopme", Seeds: []string{srv.URL + "/list/1"}, PerHostRPS: 1000,
 		PerHostConcurrency: 2, Capacity: 100_000}.YAML() + "timeout: 5m\n"
-	path := filepath.Join(t.TempDir(), "stopme.yaml")
-	if err := os.WriteFile(path, []byte(job), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	env.submit(t, "stopme", path)
+	env.submitYAML(t, "stopme", job)
 	return env
 }
 

@@ -101,6 +101,30 @@ func (e clusterEnv) waitProgress(t *testing.T, job, what string, cond func(clien
 	})
 }
 
+// startCluster starts a master and slaves 0..slaves-1, and waits until
+// the master sees them all.
+func (e clusterEnv) startCluster(t *testing.T, slaves int) {
+	t.Helper()
+	e.startMaster(t, "master")
+	ids := make([]int, slaves)
+	for id := range ids {
+		ids[id] = id
+		e.startSlave(t, id)
+	}
+	e.waitSlaves(t, ids...)
+}
+
+// submitYAML writes the job file text to a file of the test's and submits
+// it as job.
+func (e clusterEnv) submitYAML(t *testing.T, job, text string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), job+".yaml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.submit(t, job, path)
+}
+
 // submit submits the job file and checks that the job's name is printed.
 func (e clusterEnv) submit(t *testing.T, job, jobFile string) {
 	t.Helper()

@@ -5,9 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -78,16 +76,8 @@ func TestPoliteness_Cluster(t *testing.T) {
 	if !strings.Contains(job, "per_host_rps: 20") || !strings.Contains(job, "per_host_concurrency: 4") {
 		t.Fatalf("could not set the budget in the job file:\n%s", job)
 	}
-	path := filepath.Join(t.TempDir(), "polite.yaml")
-	if err := os.WriteFile(path, []byte(job), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	env.startMaster(t, "master")
-	for id := 0; id < 3; id++ {
-		env.startSlave(t, id)
-	}
-	env.waitSlaves(t, 0, 1, 2)
-	env.submit(t, "polite", path)
+	env.startCluster(t, 3)
+	env.submitYAML(t, "polite", job)
 	st := env.wait(t, "polite", 3*time.Minute)
 	checkCrawl(t, site, srv.URL, st, env.results(t, "polite"), env.failedURLs(t, "polite"))
 
@@ -126,16 +116,8 @@ func TestPoliteness_ClusterOnABusyMachine(t *testing.T) {
 	t.Cleanup(srv.Close)
 	job := demosite.Job{Name: "busy", Seeds: []string{srv.URL + "/list/1"}, PerHostRPS: 100, PerHostConcurrency: 4,
 		Capacity: 100_000}.YAML()
-	path := filepath.Join(t.TempDir(), "busy.yaml")
-	if err := os.WriteFile(path, []byte(job), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	env.startMaster(t, "master")
-	for id := 0; id < 3; id++ {
-		env.startSlave(t, id)
-	}
-	env.waitSlaves(t, 0, 1, 2)
-	env.submit(t, "busy", path)
+	env.startCluster(t, 3)
+	env.submitYAML(t, "busy", job)
 	st := env.wait(t, "busy", 3*time.Minute)
 	if want, c := site.Tally(), st.Counters; c.Stored != int64(want.Stored) || c.Failed != int64(want.Failed) {
 		t.Errorf("stored %d, failed %d; want %d and %d (the gone pages and the loop)", c.Stored, c.Failed, want.Stored, want.Failed)

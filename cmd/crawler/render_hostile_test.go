@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -80,7 +78,6 @@ func TestCluster_RenderHostilePages(t *testing.T) {
 	env.slaveArgs = []string{"--render-max-memory", "1GiB"}
 	reach := testenv.NewSinks(t)
 	shop := hostileShop(t, reach)
-	job := filepath.Join(t.TempDir(), "hostile.yaml")
 	yaml := `name: hostile
 seeds: ["` + shop.URL + `/"]
 allow_private_networks: true
@@ -96,13 +93,8 @@ kinds:
     fields:
       title: {css: h1, required: true}
 `
-	if err := os.WriteFile(job, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	env.startMaster(t, "master")
-	env.startSlave(t, 0)
-	env.waitSlaves(t, 0)
-	env.submit(t, "hostile", job)
+	env.startCluster(t, 1)
+	env.submitYAML(t, "hostile", yaml)
 	st := env.wait(t, "hostile", 4*time.Minute)
 	got := map[string]string{}
 	for _, it := range env.results(t, "hostile") {
