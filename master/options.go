@@ -20,9 +20,10 @@ import (
 	"github.com/crawler-dev/crawler/store"
 )
 
-// DefaultMaxWeight is the default weight scale: twice the default slave
-// weight (its default concurrency, 32), so slaves of up to 64 fetchers are
-// weighted in proportion.
+// DefaultMaxWeight is the default weight scale: the default slave weight
+// (its default concurrency, 64), so a slave on its defaults keeps every URL
+// of its own slot, and slaves of fewer fetchers are weighted in
+// proportion.
 const DefaultMaxWeight = 64
 
 // Options configures a Master. Start from DefaultOptions: every field must
