@@ -32,7 +32,7 @@ func TestDownloader_abandonWaitingForWorker(t *testing.T) {
 		t.Fatal("the slow page was not sent")
 	}
 	abandon, stop := context.WithCancel(context.Background())
-	g.d.Submit(&Request{URL: s.URL + "/waiting", Job: j, Abandon: abandon, Done: func(_ context.Context, r Result) { g.done <- r }})
+	g.fetch(g.ctx, &Request{URL: s.URL + "/waiting", Job: j, Abandon: abandon})
 	if !eventually(30*time.Second, func() bool { return g.d.forWorker.Load() == 1 }) {
 		t.Fatal("the second page did not get its host's turn and wait for a worker")
 	}

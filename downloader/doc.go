@@ -33,11 +33,9 @@
 //     or a ban page (the job's ban_text) through a proxy bans the proxy
 //     for the host and the page goes at once through another, as a retry.
 //
-// Each request runs on a goroutine of its own through these steps, which
-// read top to bottom in fetchPage.
-//
-// Every Request ends in exactly one call of its Done function, with a
-// Result saying what became of it: fetched, failed (with the reason),
+// Fetch takes a request through these steps, which read top to bottom in
+// fetchPage, on the caller's goroutine, and returns a Result saying what
+// became of it: fetched, failed (with the reason),
 // skipped (not HTML, disallowed by robots.txt, redirected off the allowed
 // domains) or cancelled (the process or the caller stopped; nothing is
 // recorded and the caller hands the work back). Parked says how many of

@@ -143,9 +143,9 @@ type Deps struct {
 const ParkHorizon = 500 * time.Millisecond
 
 // Downloader sends one process's requests: see the package comment. Each
-// request runs on a goroutine of its own from Submit to its Done, through
-// the steps of fetchPage; waiting anywhere costs a parked goroutine, not
-// a worker and not a poll.
+// request runs on its caller's goroutine, in Fetch, through the steps of
+// fetchPage; waiting anywhere costs that goroutine, not a worker and not
+// a poll.
 type Downloader struct {
 	opts   Options
 	deps   Deps
@@ -167,7 +167,9 @@ type Downloader struct {
 	halt      context.CancelFunc // ends every wait: the Downloader stops
 	pending   atomic.Int64       // submitted and not yet finished
 	parked    atomic.Int64       // in a wait of ParkHorizon or longer
-	wg        sync.WaitGroup
+	wg        sync.WaitGroup     // Fetch calls under way
+	closing   sync.RWMutex       // guards closed against wg.Add after wg.Wait
+	closed    bool               // Run stopped: Fetch cancels at once
 }
 
 // New returns a Downloader; Run sends its requests.
@@ -216,28 +218,44 @@ func (d *Downloader) Parked() int {
 	return min(n, d.Pending())
 }
 
-// Submit hands r to the Downloader; it never blocks. r.Done is called once
-// it is finished, fetched or not: Cancelled when r.Ctx ends or the
-// Downloader stops before the request was sent.
-func (d *Downloader) Submit(r *Request) {
+// Fetch downloads r and says what became of it, fetched or not: it
+// returns once r is done, so a caller fetching many pages at once calls
+// it from goroutines of its own (waiting anywhere costs such a goroutine,
+// not a worker). It is Cancelled when ctx or r.Abandon ends or the
+// Downloader stops before the request was sent; a request on the wire is
+// cut short by ctx alone. A Request is fetched once.
+func (d *Downloader) Fetch(ctx context.Context, r *Request) Result {
+	if !d.enter() {
+		return Result{Kind: Cancelled}
+	}
 	d.pending.Add(1)
-	d.wg.Add(1)
-	go func() {
-		defer d.wg.Done()
-		ctx, cancel := d.waitContext(r)
-		res := d.fetchPage(ctx, r)
-		cancel()
-		res.Request, res.Tries = r, r.tries
-		d.pending.Add(-1)
-		r.Done(context.Background(), res)
-	}()
+	defer d.wg.Done()
+	defer d.pending.Add(-1)
+	r.ctx = ctx
+	wctx, cancel := d.waitContext(r)
+	res := d.fetchPage(wctx, r)
+	cancel()
+	res.Tries = r.tries
+	return res
 }
 
-// waitContext is the context r waits under: it ends when r.Ctx or
-// r.Abandon ends or the Downloader stops. A request already sent is not
-// cut short by the stop or the abandon (see send).
+// enter counts a request in, for Run to wait for; false once Run stopped
+// the Downloader.
+func (d *Downloader) enter() bool {
+	d.closing.RLock()
+	defer d.closing.RUnlock()
+	if d.closed {
+		return false
+	}
+	d.wg.Add(1)
+	return true
+}
+
+// waitContext is the context r waits under: it ends when the caller's
+// context or r.Abandon ends or the Downloader stops. A request already
+// sent is not cut short by the stop or the abandon (see send).
 func (d *Downloader) waitContext(r *Request) (context.Context, context.CancelFunc) {
-	parent := r.Ctx
+	parent := r.ctx
 	if parent == nil {
 		parent = d.stop
 	}
@@ -263,6 +281,9 @@ func (d *Downloader) Run(ctx context.Context) error {
 	go func() { defer close(gatesDone); _ = d.gates.Run(gctx) }()
 	<-ctx.Done()
 	d.halt()
+	d.closing.Lock()
+	d.closed = true
+	d.closing.Unlock()
 	d.wg.Wait()
 	stopGates()
 	<-gatesDone

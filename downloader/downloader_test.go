@@ -379,8 +379,8 @@ func TestDownloader_cancel(t *testing.T) {
 	}
 	g.wait(1, 20*time.Second) // the first goes at once; the rest wait 5s each
 	ctx, cancel := context.WithCancel(context.Background())
-	req := &Request{Ctx: ctx, URL: s.URL + "/mine", Job: j, Done: func(_ context.Context, r Result) { g.done <- r }}
-	g.d.Submit(req)
+	req := &Request{URL: s.URL + "/mine", Job: j}
+	g.fetch(ctx, req)
 	cancel()
 	r := g.wait(1, 20*time.Second)[0]
 	if r.Kind != Cancelled || r.Request != req {

@@ -28,7 +28,13 @@ type rig struct {
 	d    *Downloader
 	mu   sync.Mutex
 	got  map[string]Result
-	done chan Result
+	done chan fetched
+}
+
+// fetched is a request's Result, with the request.
+type fetched struct {
+	Result
+	Request *Request
 }
 
 func newRig(t *testing.T, opts Options) *rig { t.Helper(); return newRigWith(t, opts, Deps{}) }
@@ -49,7 +55,7 @@ func newRigWith(t *testing.T, opts Options, deps Deps) *rig {
 	stopped := make(chan struct{})
 	go func() { defer close(stopped); _ = d.Run(runCtx) }()
 	t.Cleanup(func() { stop(); <-stopped })
-	return &rig{t: t, ctx: ctx, rdb: rdb, keys: keys, d: d, got: map[string]Result{}, done: make(chan Result, 1000)}
+	return &rig{t: t, ctx: ctx, rdb: rdb, keys: keys, d: d, got: map[string]Result{}, done: make(chan fetched, 1000)}
 }
 
 // fastOptions retry quickly, for tests.
@@ -86,18 +92,25 @@ func (g *rig) submit(j *Job, url string) { g.submitKind(j, url, "") }
 
 // submitKind submits a request for url as a page of kind.
 func (g *rig) submitKind(j *Job, url, kind string) {
-	g.d.Submit(&Request{URL: url, Job: j, Kind: kind, Done: func(_ context.Context, r Result) {
+	g.fetch(g.ctx, &Request{URL: url, Job: j, Kind: kind})
+}
+
+// fetch fetches r under ctx on a goroutine of its own, as the master and
+// the slaves do; its result is kept by URL and sent on g.done.
+func (g *rig) fetch(ctx context.Context, r *Request) {
+	go func() {
+		res := g.d.Fetch(ctx, r)
 		g.mu.Lock()
-		g.got[r.Request.URL] = r
+		g.got[r.URL] = res
 		g.mu.Unlock()
-		g.done <- r
-	}})
+		g.done <- fetched{Result: res, Request: r}
+	}()
 }
 
 // wait returns the next n results.
-func (g *rig) wait(n int, within time.Duration) []Result {
+func (g *rig) wait(n int, within time.Duration) []fetched {
 	g.t.Helper()
-	var out []Result
+	var out []fetched
 	deadline := time.After(within)
 	for len(out) < n {
 		select {

@@ -122,5 +122,5 @@ func newMeteredRig(t *testing.T, reg *metrics.Registry) *rig {
 	stopped := make(chan struct{})
 	go func() { defer close(stopped); _ = d.Run(ctx) }()
 	t.Cleanup(func() { stop(); <-stopped })
-	return &rig{t: t, ctx: ctx, rdb: rdb, keys: keys, d: d, got: map[string]Result{}, done: make(chan Result, 100)}
+	return &rig{t: t, ctx: ctx, rdb: rdb, keys: keys, d: d, got: map[string]Result{}, done: make(chan fetched, 100)}
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/crawler-dev/crawler/proxy"
 )
 
-// fetchPage takes one request from Submit to its Result. Its steps, in
+// fetchPage takes one request from Fetch to its Result. Its steps, in
 // the order a page goes through them:
 //
 //  1. the URL must be an absolute http(s) URL;

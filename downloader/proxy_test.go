@@ -336,8 +336,7 @@ func TestDownloader_robotsWaitForProxy(t *testing.T) {
 	stuckCtx, giveUp := context.WithCancel(g.ctx)
 	t.Cleanup(giveUp) // ends the robots.txt fetch that waits for a proxy
 	for i := 0; i < 100; i++ {
-		g.d.Submit(&Request{Ctx: stuckCtx, URL: fmt.Sprintf("%s/p%d", stuck.URL, i), Job: j,
-			Done: func(context.Context, Result) {}})
+		go g.d.Fetch(stuckCtx, &Request{URL: fmt.Sprintf("%s/p%d", stuck.URL, i), Job: j})
 	}
 	g.submit(j, elsewhere(other)+"/page") // another host: localhost
 	if r := g.wait(1, 15*time.Second)[0]; r.Kind != Fetched {
@@ -396,7 +395,7 @@ func (g *rig) refusedThrough(t *testing.T, j *Job, base string, bad, good *proxy
 	}
 	retries := 0
 	for _, r := range g.wait(20, 30*time.Second) {
-		if !ok(r) {
+		if !ok(r.Result) {
 			t.Errorf("%s: %s after %d tries (%v); want %s", r.Request.URL, r.Kind, r.Tries, r.Err, want)
 		}
 		retries += r.Tries - 1

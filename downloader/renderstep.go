@@ -37,8 +37,8 @@ func (d *Downloader) render(ctx context.Context, r *Request, a attempt) attempt 
 		return failRender(r, a, ErrNoRenderer, false)
 	}
 	rctx := context.WithoutCancel(ctx)
-	if r.Ctx != nil {
-		rctx = r.Ctx
+	if r.ctx != nil {
+		rctx = r.ctx
 	}
 	s := r.Job.Spec
 	res, err := d.deps.Renderer.Render(rctx, render.Page{URL: a.page.URL, Status: a.page.Status,

@@ -41,11 +41,8 @@ func (k Kind) String() string {
 // apart from failures, never retried.
 func (k Kind) Skipped() bool { return k == NotHTML || k == Disallowed || k == Offsite }
 
-// Request is one page to download.
+// Request is one page to download (Downloader.Fetch).
 type Request struct {
-	// Ctx is the caller's context for this page: when it ends (the job is
-	// taken over, the slave stops) the request is cancelled wherever it is.
-	Ctx context.Context
 	// Abandon, when not nil, ends the request's waits when it ends (client
 	// cancel stopped the job): a request not yet sent is Cancelled, while
 	// one on the wire runs to its end, as the site is serving it already.
@@ -54,11 +51,6 @@ type Request struct {
 	URL string
 	// Job is the job the page belongs to.
 	Job *Job
-	// Item is the caller's (a task, a list page), handed back in the Result.
-	Item any
-	// Done is called exactly once, from one of the Downloader's
-	// goroutines, with what became of the request.
-	Done func(ctx context.Context, r Result)
 	// Validators are the page's stored ETag and Last-Modified, sent as a
 	// conditional request; a 304 is Fetched with Page.NotModified.
 	Validators fetch.Validators
@@ -77,20 +69,19 @@ type Request struct {
 	MaxBodyBytes int64
 	TruncateBody bool
 
-	started  bool        // Started was called
-	tries    int         // attempts made (requests sent)
-	proxied  int         // attempts the proxy failed, not charged to the page
-	excluded []proxy.ID  // proxies this page went through already
-	target   proxyTarget // what a pick for it depends on
-	host     string      // the politeness host of at
-	at       string      // the URL fetched now: URL, or a redirect's target
-	chain    []string    // the URLs redirected from so far, URL first
+	ctx      context.Context // the caller's (Fetch): it ends the request wherever it is
+	started  bool            // Started was called
+	tries    int             // attempts made (requests sent)
+	proxied  int             // attempts the proxy failed, not charged to the page
+	excluded []proxy.ID      // proxies this page went through already
+	target   proxyTarget     // what a pick for it depends on
+	host     string          // the politeness host of at
+	at       string          // the URL fetched now: URL, or a redirect's target
+	chain    []string        // the URLs redirected from so far, URL first
 }
 
 // Result is what became of a Request.
 type Result struct {
-	// Request is the request, with its Item.
-	Request *Request
 	// Kind is what became of it.
 	Kind Kind
 	// Page is the page, when Kind is Fetched. Release it once done with,
@@ -113,4 +104,4 @@ type Result struct {
 }
 
 // cancelled reports whether the caller gave the request up.
-func (r *Request) cancelled() bool { return r.Ctx != nil && r.Ctx.Err() != nil }
+func (r *Request) cancelled() bool { return r.ctx != nil && r.ctx.Err() != nil }

@@ -30,7 +30,7 @@ type attempt struct {
 // nil, on the worker onWorker holds for it and under the host's pass,
 // which it gives back with the answer; the proxy's score hears the
 // outcome too. The request runs to its end even when the Downloader
-// stops; only r.Ctx cuts it short. A ban page (the job's ban_text) comes
+// stops; only the caller's context cuts it short. A ban page (the job's ban_text) comes
 // back as an error.
 func (d *Downloader) send(ctx context.Context, r *Request, pass *politeness.Pass, picked *proxy.Picked) attempt {
 	var via *url.URL
@@ -38,8 +38,8 @@ func (d *Downloader) send(ctx context.Context, r *Request, pass *politeness.Pass
 		via = picked.URL()
 	}
 	fctx := context.WithoutCancel(ctx)
-	if r.Ctx != nil {
-		fctx = r.Ctx
+	if r.ctx != nil {
+		fctx = r.ctx
 	}
 	if !r.started && r.Started != nil {
 		r.started = true

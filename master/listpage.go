@@ -94,14 +94,15 @@ func (r *jobRunner) startList(ctx context.Context, round int64, d queue.Delivery
 		return
 	}
 	kind := r.rules.Kind(page.PageKind())
-	r.m.dl.Submit(&downloader.Request{Ctx: ctx, URL: page.URL, Job: r.dl, Item: d, Kind: page.PageKind(), AllowNonHTML: kind != nil && kind.JSON,
-		Done: func(_ context.Context, res downloader.Result) {
-			defer done()
-			if res.Kind == downloader.Cancelled {
-				return // still in progress: the next orphan sweep puts it back
-			}
-			r.settleList(ctx, d, r.processList(ctx, round, d.Entry, page, res))
-		}})
+	req := &downloader.Request{URL: page.URL, Job: r.dl, Kind: page.PageKind(), AllowNonHTML: kind != nil && kind.JSON}
+	go func() {
+		defer done()
+		res := r.m.dl.Fetch(ctx, req)
+		if res.Kind == downloader.Cancelled {
+			return // still in progress: the next orphan sweep puts it back
+		}
+		r.settleList(ctx, d, r.processList(ctx, round, d.Entry, page, res))
+	}()
 }
 
 // unfetchable settles a list page that is not fetched: undecodable, or

@@ -75,15 +75,10 @@ func (r *jobRunner) walkSitemaps(ctx context.Context, entry cluster.ListPage, co
 // it is (not HTML), up to Options.SitemapMaxBytes as sent: a longer body
 // comes cut there, with sitemap.ErrCut.
 func (r *jobRunner) fetchBody(ctx context.Context, url string) ([]byte, error) {
-	got := make(chan downloader.Result, 1)
-	r.m.dl.Submit(&downloader.Request{Ctx: ctx, URL: url, Job: r.dl, AllowNonHTML: true,
-		MaxBodyBytes: r.m.opts.SitemapMaxBytes, TruncateBody: true,
-		Done: func(_ context.Context, res downloader.Result) { got <- res }})
-	var res downloader.Result
-	select {
-	case <-ctx.Done():
+	res := r.m.dl.Fetch(ctx, &downloader.Request{URL: url, Job: r.dl, AllowNonHTML: true,
+		MaxBodyBytes: r.m.opts.SitemapMaxBytes, TruncateBody: true})
+	if res.Kind == downloader.Cancelled && ctx.Err() != nil {
 		return nil, ctx.Err()
-	case res = <-got:
 	}
 	if res.Kind != downloader.Fetched {
 		if res.Err == nil {

@@ -61,7 +61,7 @@ func (c *committer) add(w *work, it store.Item, retries int, found string) {
 	c.pending = append(c.pending, pendingItem{w: w, item: it, retries: retries, found: found})
 	full := len(c.pending) >= commitBatch
 	c.mu.Unlock()
-	if full || c.s.dl.Pending() == 0 {
+	if full || c.s.pending() == 0 {
 		select {
 		case c.kick <- struct{}{}:
 		default:

@@ -60,7 +60,7 @@ func (p loadPublication) due(l feed.SlaveLoad, now time.Time, lease time.Duratio
 func (s *Slave) load() feed.SlaveLoad {
 	return feed.SlaveLoad{
 		Capacity: s.capacity(), MaxParked: s.opts.MaxParked, Concurrency: s.opts.Concurrency,
-		Held: s.dl.Pending(), Parked: min(s.dl.Parked(), s.opts.MaxParked), Fetching: s.dl.Fetching(),
+		Held: s.pending(), Parked: min(s.dl.Parked(), s.opts.MaxParked, s.pending()), Fetching: s.dl.Fetching(),
 		Hosts: s.heldHosts(), At: time.Now().UTC(),
 	}
 }

@@ -50,8 +50,7 @@ type work struct {
 // batches); anything else is recorded and acknowledged. A cancelled task
 // stays held, to be handed back when the slave stops, unless its job
 // stopped: then it goes back now, for the master to drop.
-func (s *Slave) handle(ctx context.Context, res downloader.Result) {
-	w := res.Request.Item.(*work)
+func (s *Slave) handle(ctx context.Context, w *work, res downloader.Result) {
 	switch res.Kind {
 	case downloader.Cancelled:
 		if w.job.stopped.Err() != nil && ctx.Err() == nil {

@@ -40,9 +40,13 @@ type Slave struct {
 	// spaces the marks' groups.
 	fetchTime ewma
 
-	side  sync.WaitGroup // tasks settled without a fetch (undecodable, dead letters)
-	freed chan struct{}  // signalled when a task is done with
-	told  atomic.Bool    // a master said tasks were queued of a job not seen yet
+	side sync.WaitGroup // tasks being fetched or settled without a fetch
+	// fetches counts the tasks handed to the downloader whose Fetch has not
+	// returned: counted before their goroutine starts, so that a take
+	// right after sees them.
+	fetches atomic.Int64
+	freed   chan struct{} // signalled when a task is done with
+	told    atomic.Bool   // a master said tasks were queued of a job not seen yet
 }
 
 // New validates opts and returns a Slave ready to Run.
@@ -215,8 +219,8 @@ func (s *Slave) capacity() int { return 4 * s.opts.Concurrency }
 // host's, a slow host's beyond its cap, a Retry-After's), so that tasks of
 // one slow or paused host never fill the room of the others.
 func (s *Slave) room() int {
-	parked := min(s.dl.Parked(), s.opts.MaxParked)
-	return s.capacity() - (s.dl.Pending() - parked)
+	parked := min(s.dl.Parked(), s.opts.MaxParked, s.pending())
+	return s.capacity() - (s.pending() - parked)
 }
 
 // refill is the room the slave waits for before it takes tasks again: a
@@ -253,7 +257,7 @@ func (s *Slave) dispatch(ctx, drainCtx context.Context) {
 		// crawl's tasks waiting for their hosts' turns) lets a few of the
 		// masters' admissions gather before it takes again; one running
 		// out takes at the first word of more.
-		if s.dl.Pending() >= s.opts.Concurrency && ctxtime.Sleep(ctx, takeSpacing) != nil {
+		if s.pending() >= s.opts.Concurrency && ctxtime.Sleep(ctx, takeSpacing) != nil {
 			return
 		}
 		s.waitFreed(ctx, s.opts.Poll)
@@ -317,14 +321,23 @@ func (s *Slave) start(drainCtx context.Context, w *work) {
 		}()
 		return
 	}
-	s.dl.Submit(&downloader.Request{Ctx: drainCtx, Abandon: w.job.stopped, URL: task.URL, Job: w.job.dl, Item: w,
+	req := &downloader.Request{Abandon: w.job.stopped, URL: task.URL, Job: w.job.dl,
 		Validators: w.validators(), Started: func() { s.marks.started(w) },
-		Kind: task.ItemKind(), AllowNonHTML: w.job.jsonKind(task.ItemKind()),
-		Done: func(_ context.Context, res downloader.Result) {
-			defer s.signalFreed()
-			s.handle(drainCtx, res)
-		}})
+		Kind: task.ItemKind(), AllowNonHTML: w.job.jsonKind(task.ItemKind())}
+	s.side.Add(1)
+	s.fetches.Add(1)
+	go func() {
+		defer s.side.Done()
+		defer s.signalFreed()
+		res := s.dl.Fetch(drainCtx, req)
+		s.fetches.Add(-1)
+		s.handle(drainCtx, w, res)
+	}()
 }
+
+// pending is how many tasks are with the downloader: waiting for their
+// turn or being fetched.
+func (s *Slave) pending() int { return int(s.fetches.Load()) }
 
 // listen wakes the dispatcher whenever a master says tasks were queued for
 // this slave (cluster.Keys.TasksChannel), until ctx ends: an idle slave

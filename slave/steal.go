@@ -24,7 +24,7 @@ func (s *Slave) take(ctx context.Context, j *job, n int) ([]queue.Delivery, erro
 		j.stealArmed = err == nil
 		return ds, err
 	}
-	if !j.stealArmed || s.dl.Pending() >= s.opts.Concurrency {
+	if !j.stealArmed || s.pending() >= s.opts.Concurrency {
 		return nil, nil
 	}
 	j.stealArmed = false // one try a dry spell: an idle job costs no steals
