@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/crawler-dev/crawler/internal/redisserver"
 )
 
 // ReportOptions configures the benchmark report, docs/benchmarks.md: every
@@ -149,7 +151,7 @@ func (r *report) withRedis(ctx context.Context, fn func(url string) error) error
 	defer stop()
 	if r.redis == "" {
 		if rdb, err := DialRedis(ctx, url); err == nil {
-			r.redis, _ = redisVersion(ctx, rdb)
+			r.redis, _ = redisserver.Version(ctx, rdb)
 			rdb.Close()
 		}
 	}
@@ -198,7 +200,7 @@ func (r *report) oneSite(ctx context.Context) error {
 	intro := "The shape most users start with: one site, its list pages walked breadth-first from the first one " +
 		"(each links the next three), one detail page in twenty faulty (a 404, a 503 once or twice, a connection " +
 		"reset, a 1 s stall), crawled by 1 master and 3 slaves, by `crawler run` on its defaults, and by colly v2 " +
-		"(Async, Parallelism 16, its own robots.txt handling, retries as ours; internal/bench/peers/colly, a module " +
+		"(Async, Parallelism 16, its own robots.txt handling, retries as ours; cmd/crawler-bench/peers/colly, a module " +
 		"of its own) in the same run, interleaved round by round. The bound is the least time any crawler holding " +
 		"16 slots of the site can take; each table says how it is worked out."
 	return r.section("One site, beside colly", intro, r.command("site", opts.Args()), SiteTables(rep))

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -42,7 +43,7 @@ func crawlerBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "crawler")
-		cmd := exec.Command("go", "build", "-o", binPath, "../../cmd/crawler")
+		cmd := exec.Command("go", "build", "-o", binPath, "../../../crawler")
 		buildOut, buildErr = cmd.CombinedOutput()
 	})
 	if buildErr != nil {
@@ -57,6 +58,18 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(filepath.Dir(binPath))
 	}
 	os.Exit(code)
+}
+
+// freeAddr is a loopback address no one listens on now, for a process
+// that takes its listen address as a flag.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("find a free port: %v", err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }
 
 // ownRedis starts a redis-server for the test; a missing redis-server
@@ -219,7 +232,7 @@ func TestReport(t *testing.T) {
 	opts.Crawls[0].Details, opts.Crawls[0].Slaves, opts.Crawls[0].Hosts = 60, []int{1}, 2
 	opts.Idle.Slaves, opts.Idle.Duration, opts.Idle.AfterJob = 1, time.Second, false
 	opts.Memory.Concurrency, opts.Memory.PageBytes, opts.Memory.Pages, opts.Memory.Latency = 4, 64<<10, 8, 50*time.Millisecond
-	opts.Site.Details, opts.Site.PerPage, opts.Site.Stall, opts.Site.PeerDir = 60, 10, 100*time.Millisecond, "peers/colly"
+	opts.Site.Details, opts.Site.PerPage, opts.Site.Stall, opts.Site.PeerDir = 60, 10, 100*time.Millisecond, "../../peers/colly"
 	h := &opts.Hosts[0]
 	h.Hosts, h.Slaves, h.DetailsPerHost, h.ListPages, h.Latency = []int{2}, []int{1}, 10, 2, 20*time.Millisecond
 	var doc bytes.Buffer
@@ -291,11 +304,7 @@ func TestTap_agreesWithTheProcesses(t *testing.T) {
 	defer cl.stop()
 	addrs := map[string]string{}
 	for _, name := range []string{"master", "slave-0"} {
-		port, err := freePort()
-		if err != nil {
-			t.Fatal(err)
-		}
-		addrs[name] = "127.0.0.1:" + strconv.Itoa(port)
+		addrs[name] = freeAddr(t)
 	}
 	if err := cl.start("master", "master", cl.storeFlag("master"), "--metrics", addrs["master"]); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/crawler-dev/crawler/internal/redisserver"
 )
 
 // siteEnv is what the one-site benchmark's crawls share: the cluster's
@@ -21,7 +23,7 @@ type siteEnv struct {
 	opts  SiteOptions
 	dir   string
 	colly string // the built peer
-	redis *RedisServer
+	redis *redisserver.Server
 	// scripts names the scripts the taps saw loaded, across the rounds
 	// (a later round's processes find them loaded and only call them).
 	scripts *scriptNames

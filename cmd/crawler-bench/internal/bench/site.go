@@ -27,7 +27,7 @@ const (
 	CrawlerCluster = "cluster"
 	// CrawlerRun is `crawler run`, one process on its own Redis.
 	CrawlerRun = "run"
-	// CrawlerColly is the colly v2 peer (internal/bench/peers/colly).
+	// CrawlerColly is the colly v2 peer (cmd/crawler-bench/peers/colly).
 	CrawlerColly = "colly"
 )
 
@@ -82,7 +82,7 @@ type SiteOptions struct {
 // detail page in 20 faulty, per_host_rps 10000 and per_host_concurrency
 // 16, at 0 and 20 ms, three rounds.
 func DefaultSiteOptions() SiteOptions {
-	return SiteOptions{RedisServer: "redis-server", PeerDir: "internal/bench/peers/colly",
+	return SiteOptions{RedisServer: "redis-server", PeerDir: "cmd/crawler-bench/peers/colly",
 		Details: 4000, PerPage: 18, NextLinks: 3, FaultEvery: 20, Stall: time.Second,
 		Latencies: []time.Duration{0, 20 * time.Millisecond}, Rounds: 3, Slaves: 3,
 		PerHostRPS: 10_000, PerHostConcurrency: 16, Crawlers: []string{CrawlerCluster, CrawlerRun, CrawlerColly},

@@ -1,4 +1,4 @@
-module github.com/crawler-dev/crawler/internal/bench/peers/colly
+module github.com/crawler-dev/crawler/cmd/crawler-bench/peers/colly
 
 go 1.24.0
 
