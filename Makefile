@@ -23,7 +23,8 @@ build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/crawler
 
 ## test: formatting, vet, staticcheck, bounded fuzzing, and every test against
-## real Redis and MongoDB-wire servers (started here when none answers)
+## a redis-server and an embedded FerretDB of its own (CRAWLER_TEST_REDIS,
+## CRAWLER_TEST_MONGO name others)
 test: check fuzz k8s-check
 	./scripts/with-test-servers.sh $(GO) test -parallel $(TESTPARALLEL) $(TESTFLAGS) $(PKGS)
 
