@@ -193,16 +193,6 @@ func (g *rig) banned(srv *proxytest.Server, host string) bool {
 	return err == nil
 }
 
-// eventually polls cond every 20ms until it holds or timeout passes.
-func eventually(timeout time.Duration, cond func() bool) bool {
-	for end := time.Now().Add(timeout); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		if cond() {
-			return true
-		}
-	}
-	return cond()
-}
-
 // hostOf is the host:port of a test server's URL.
 func hostOf(rawURL string) string { return strings.TrimPrefix(rawURL, "http://") }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/fetch"
+	"github.com/crawler-dev/crawler/internal/testenv"
 	"github.com/crawler-dev/crawler/proxy"
 	"github.com/crawler-dev/crawler/proxy/proxytest"
 )
@@ -231,9 +232,8 @@ func TestDownloader_autoNoUsableProxy(t *testing.T) {
 
 	require := g.job(func(sp *cluster.JobSpec) { sp.Proxy, sp.ObeyRobots = cluster.ProxyRequire, false })
 	g.submit(require, s.URL+"/waits")
-	if !eventually(10*time.Second, func() bool { return g.d.waits.len() == 1 }) {
-		t.Fatalf("require, the only proxy banned: %d requests wait for a proxy, want 1", g.d.waits.len())
-	}
+	testenv.Eventually(t, 10*time.Second, "require, the only proxy banned: 1 request waiting for a proxy",
+		func() bool { return g.d.waits.len() == 1 })
 	if n := s.count("/waits"); n != 0 {
 		t.Errorf("require sent the page directly %d times", n)
 	}
@@ -268,9 +268,7 @@ func TestDownloader_proxyWaitCheap(t *testing.T) {
 	for i := 0; i < pages; i++ {
 		g.submit(j, fmt.Sprintf("%s/p%d", s.URL, i))
 	}
-	if !eventually(10*time.Second, func() bool { return calls.count("pick") > 0 }) {
-		t.Fatal("no page asked for a proxy")
-	}
+	testenv.Eventually(t, 10*time.Second, "a page asking for a proxy", func() bool { return calls.count("pick") > 0 })
 	// The first page learned there is none free; from now on the others
 	// wait with it. (Its own slot may have been asked for, once.)
 	start, acquires0 := time.Now(), calls.count("acquire")

@@ -80,17 +80,6 @@ func check(t *testing.T, c *Cache, rawURL string) Decision {
 	return d
 }
 
-// eventually polls cond until it holds or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, cond func() bool) bool {
-	t.Helper()
-	for end := time.Now().Add(timeout); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		if cond() {
-			return true
-		}
-	}
-	return cond()
-}
-
 func TestCache_Check(t *testing.T) {
 	rdb, keys := testenv.Redis(t)
 	for _, tc := range []struct {
@@ -156,9 +145,8 @@ func testServerErrorRetriedLater(t *testing.T, connect func() (redis.UniversalCl
 		t.Fatalf("within ErrorTTL: %+v after %d fetches, want the cached disallow and 1 fetch", d, s.hits.Load())
 	}
 	s.set(200, "User-agent: *\nDisallow: /private\n")
-	if !eventually(t, 10*time.Second, func() bool { return check(t, c, s.URL+"/a").Allowed }) {
-		t.Fatalf("never allowed after the server recovered")
-	}
+	testenv.Eventually(t, 10*time.Second, "allowed after the server recovered",
+		func() bool { return check(t, c, s.URL+"/a").Allowed })
 	if d := check(t, c, s.URL+"/private"); d.Allowed || d.Temporary {
 		t.Errorf("after recovery /private: %+v, want disallowed for good", d)
 	}
@@ -283,9 +271,8 @@ func testDeadFetcher(t *testing.T, connect func() (redis.UniversalClient, cluste
 	if s.hits.Load() != 0 {
 		t.Errorf("fetched while another process held the lease")
 	}
-	if !eventually(t, 10*time.Second, func() bool { return check(t, c, s.URL+"/a").Allowed }) {
-		t.Fatalf("never fetched after the dead process's lease expired")
-	}
+	testenv.Eventually(t, 10*time.Second, "fetched after the dead process's lease expired",
+		func() bool { return check(t, c, s.URL+"/a").Allowed })
 	if n := s.hits.Load(); n != 1 {
 		t.Errorf("fetched %d times, want 1", n)
 	}

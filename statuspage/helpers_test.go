@@ -260,13 +260,3 @@ func redisZ(score int64, member string) redis.Z {
 }
 
 var errDown = errors.New("redis: connection refused")
-
-// eventually polls cond until it holds or timeout passes.
-func eventually(timeout time.Duration, cond func() bool) bool {
-	for end := time.Now().Add(timeout); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
-		if cond() {
-			return true
-		}
-	}
-	return cond()
-}
