@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // TestDownloader_abandonWaitingForWorker: a request that has its host's
@@ -27,7 +27,7 @@ func TestDownloader_abandonWaitingForWorker(t *testing.T) {
 	opts := fastOptions()
 	opts.Workers = 1
 	g := newRig(t, opts)
-	j := g.job(func(spec *cluster.JobSpec) { spec.PerHostConcurrency = 2 })
+	j := g.job(func(spec *jobspec.Job) { spec.PerHostConcurrency = 2 })
 	g.submit(j, s.URL+"/slow")
 	testenv.Eventually(t, 30*time.Second, "the slow page sent", func() bool { return s.count("/slow") == 1 })
 	abandon, stop := context.WithCancel(context.Background())

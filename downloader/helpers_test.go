@@ -14,6 +14,7 @@ import (
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/fetch"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/proxy"
 	"github.com/crawler-dev/crawler/proxy/proxytest"
 )
@@ -60,12 +61,12 @@ func fastOptions() Options {
 }
 
 // job is a job spec on loopback sites with the given tweaks.
-func (g *rig) job(tweak func(*cluster.JobSpec)) *Job {
+func (g *rig) job(tweak func(*jobspec.Job)) *Job {
 	g.t.Helper()
-	spec := cluster.DefaultJobSpec()
+	spec := jobspec.Default()
 	spec.Name, spec.Seeds, spec.AllowPrivateNetworks = "test", []string{"http://127.0.0.1/"}, true
-	spec.DetailLink = &cluster.LinkRule{CSS: "a"}
-	spec.Fields = map[string]cluster.FieldRule{"t": {CSS: "h1"}}
+	spec.DetailLink = &jobspec.LinkRule{CSS: "a"}
+	spec.Fields = map[string]jobspec.FieldRule{"t": {CSS: "h1"}}
 	spec.PerHostRPS, spec.MaxRetries = 1000, 2
 	if tweak != nil {
 		tweak(&spec)

@@ -15,6 +15,7 @@ import (
 	"github.com/crawler-dev/crawler/client"
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/membership"
 	"github.com/crawler-dev/crawler/proxy"
 )
@@ -46,10 +47,10 @@ func newFixture(t testing.TB) *fixture {
 // master that takes it does.
 func (f *fixture) submit(name string) {
 	f.t.Helper()
-	spec := cluster.DefaultJobSpec()
+	spec := jobspec.Default()
 	spec.Name, spec.Seeds = name, []string{"https://example.com/list/1"}
-	spec.DetailLink = &cluster.LinkRule{CSS: ".item a"}
-	spec.Fields = map[string]cluster.FieldRule{"title": {CSS: "h1"}}
+	spec.DetailLink = &jobspec.LinkRule{CSS: ".item a"}
+	spec.Fields = map[string]jobspec.FieldRule{"title": {CSS: "h1"}}
 	spec.Dedup.Capacity = 10000
 	jobs, err := client.New(f.rdb, client.Options{Keys: f.keys})
 	if err != nil {

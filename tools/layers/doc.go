@@ -4,7 +4,8 @@
 //
 //   - helpers: internal/* (redaction, Lua prelude, clocks, demo sites…),
 //     which import no core package;
-//   - shared types: cluster, which imports nothing else of ours;
+//   - the job file: jobspec, which imports nothing else of ours;
+//   - shared types: cluster, which imports only the job file;
 //   - components: the parts a crawl is built from (canon, dedup, queue,
 //     fetch, downloader, store…);
 //   - client: what submitters call;

@@ -23,6 +23,7 @@ var layers = []layer{
 	{name: "helpers", sideways: true, packages: []string{"internal/connurl", "internal/ctxtime",
 		"internal/demosite", "internal/hostguard", "internal/luascript", "internal/proctmp",
 		"internal/redact", "internal/redisserver", "internal/shopsite", "internal/wake"}},
+	{name: "job file", packages: []string{"jobspec"}},
 	{name: "shared types", packages: []string{"cluster"}},
 	{name: "components", sideways: true, packages: []string{"assign", "canon", "dedup", "downloader",
 		"extract", "fetch", "membership", "metrics", "neardup", "politeness", "proxy", "queue",

@@ -15,6 +15,7 @@ import (
 	"github.com/crawler-dev/crawler/client"
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/demosite"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // Seed modes of the crawl benchmark.
@@ -227,7 +228,7 @@ func crawlOnce(ctx context.Context, opts CrawlOptions, slaves int) (CrawlResult,
 	}
 	defer sites.Close()
 	job := demosite.Job{Name: "bench", Seeds: sites.seeds(opts.Seeds == SeedsAll), AllowedDomains: sites.hosts,
-		PerHostRPS: cluster.MaxPerHostRPS, PerHostConcurrency: cluster.MaxPerHostInFlight,
+		PerHostRPS: jobspec.MaxPerHostRPS, PerHostConcurrency: jobspec.MaxPerHostInFlight,
 		Capacity: max(100_000, 2*int64(details))}
 	res, err := crawlJob(ctx, opts, slaves, job.Name, job.YAML())
 	res.Details = details
@@ -338,7 +339,7 @@ func readJob(ctx context.Context, meter redisMeter, cl *crawlCluster) (jobReadin
 // measureCrawl submits the job of that name and job file, waits until it
 // is finished and measures it.
 func measureCrawl(ctx context.Context, meter redisMeter, cl *crawlCluster, name, yaml string) (CrawlResult, error) {
-	spec, err := cluster.ParseJobSpec(strings.NewReader(yaml))
+	spec, err := jobspec.Parse(strings.NewReader(yaml))
 	if err != nil {
 		return CrawlResult{}, err
 	}

@@ -17,9 +17,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/demosite"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // The tests in this file start real crawler processes (the binary built
@@ -353,7 +353,7 @@ func TestTap_agreesWithTheProcesses(t *testing.T) {
 	}
 	firstBefore, hookBefore, lastBefore := read()
 	job := demosite.Job{Name: "agree", Seeds: sites.seeds(true), AllowedDomains: sites.hosts,
-		PerHostRPS: cluster.MaxPerHostRPS, PerHostConcurrency: cluster.MaxPerHostInFlight, Capacity: 100_000}
+		PerHostRPS: jobspec.MaxPerHostRPS, PerHostConcurrency: jobspec.MaxPerHostInFlight, Capacity: 100_000}
 	if _, err := measureCrawl(ctx, meter, cl, job.Name, job.YAML()); err != nil {
 		t.Fatal(err)
 	}

@@ -12,15 +12,16 @@ import (
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/downloader"
 	"github.com/crawler-dev/crawler/internal/demosite"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/slave"
 )
 
 // The job file's politeness defaults, which the many-host job keeps: a
 // host's rate (downloader.DefaultHostRPS) and its requests in flight
-// (cluster.DefaultPerHostConcurrency).
+// (jobspec.DefaultPerHostConcurrency).
 const (
 	hostsRate     = downloader.DefaultHostRPS
-	hostsInFlight = cluster.DefaultPerHostConcurrency
+	hostsInFlight = jobspec.DefaultPerHostConcurrency
 )
 
 // hostsBurst is a host's burst at the default rate, by the downloader's

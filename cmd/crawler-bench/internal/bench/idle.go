@@ -13,6 +13,7 @@ import (
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/demosite"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // IdleOptions configures the idle-cost benchmark.
@@ -137,7 +138,7 @@ func runSmallJob(ctx context.Context, meter redisMeter, cl *crawlCluster) error 
 	}
 	defer sites.Close()
 	job := demosite.Job{Name: "idle", Seeds: sites.seeds(true), AllowedDomains: sites.hosts,
-		PerHostRPS: cluster.MaxPerHostRPS, PerHostConcurrency: cluster.MaxPerHostInFlight, Capacity: 100_000}
+		PerHostRPS: jobspec.MaxPerHostRPS, PerHostConcurrency: jobspec.MaxPerHostInFlight, Capacity: 100_000}
 	if _, err := measureCrawl(ctx, meter, cl, job.Name, job.YAML()); err != nil {
 		return fmt.Errorf("small job: %w", err)
 	}

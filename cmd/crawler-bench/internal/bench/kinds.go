@@ -13,6 +13,7 @@ import (
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/demosite"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // Shapes of the kinds benchmark: the same number of stored pages, crawled
@@ -167,7 +168,7 @@ func kindsOnce(ctx context.Context, opts KindsOptions, shape string) (KindsRun, 
 		handler = demosite.New(demosite.Options{Details: pages, PerPage: opts.PerPage, GoneEvery: -1, FlakyEvery: -1})
 		job = func(base string) (string, error) {
 			return demosite.Job{Name: shape, Seeds: []string{base + "/list/1"}, AllowedDomains: []string{"127.0.0.1"},
-				PerHostRPS: cluster.MaxPerHostRPS, PerHostConcurrency: cluster.MaxPerHostInFlight,
+				PerHostRPS: jobspec.MaxPerHostRPS, PerHostConcurrency: jobspec.MaxPerHostInFlight,
 				Capacity: max(100_000, 2*int64(pages))}.YAML(), nil
 		}
 	default:
@@ -195,8 +196,8 @@ func kindsOnce(ctx context.Context, opts KindsOptions, shape string) (KindsRun, 
 func shopBenchJob(name, base string, pages int) (string, error) {
 	yaml := demosite.ShopJobYAML(name, base, false)
 	for _, r := range [][2]string{
-		{"per_host_rps: 1000\n", fmt.Sprintf("per_host_rps: %d\n", cluster.MaxPerHostRPS)},
-		{"per_host_concurrency: 32\n", fmt.Sprintf("per_host_concurrency: %d\n", cluster.MaxPerHostInFlight)},
+		{"per_host_rps: 1000\n", fmt.Sprintf("per_host_rps: %d\n", jobspec.MaxPerHostRPS)},
+		{"per_host_concurrency: 32\n", fmt.Sprintf("per_host_concurrency: %d\n", jobspec.MaxPerHostInFlight)},
 		{"capacity: 100000,", fmt.Sprintf("capacity: %d,", max(100_000, 2*pages))},
 	} {
 		if !strings.Contains(yaml, r[0]) {

@@ -8,13 +8,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/demosite"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // MaxManyHosts is the most hosts the many-host site serves: as many as a
 // job may allow (allowed_domains), far fewer than 127.0.0.0/8 holds.
-const MaxManyHosts = cluster.MaxAllowedDomains
+const MaxManyHosts = jobspec.MaxAllowedDomains
 
 // loopbackHost is the i-th host of the many-host site (i from 0):
 // 127.0.0.2 to 127.0.0.254, then 127.0.1.1 to 127.0.1.254, and so on,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/fetch"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/render"
 )
 
@@ -189,8 +190,8 @@ func renderOnce(ctx context.Context, r *render.Renderer, f *fetch.Fetcher, url s
 	}
 	res, err := r.Render(ctx, render.Page{URL: p.URL, Status: p.Status, ContentType: p.ContentType, Body: p.Body,
 		AllowPrivate: true, Fetch: send,
-		Rendering: cluster.Rendering{Timeout: 30 * time.Second, Block: cluster.DefaultBlock,
-			WaitFor: cluster.WaitFor{CSS: ".price:not(:empty)"}}})
+		Rendering: jobspec.Rendering{Timeout: 30 * time.Second, Block: jobspec.DefaultBlock,
+			WaitFor: jobspec.WaitFor{CSS: ".price:not(:empty)"}}})
 	if err == nil && len(res.HTML) == 0 {
 		err = fmt.Errorf("render %s: empty DOM", url)
 	}

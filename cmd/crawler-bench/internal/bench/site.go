@@ -18,6 +18,7 @@ import (
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/demosite"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // Crawlers of the one-site benchmark.
@@ -110,10 +111,10 @@ func (o SiteOptions) Validate() error {
 		return cluster.Invalid("Rounds", o.Rounds, "is outside 1..100")
 	case o.Slaves < 1 || o.Slaves > 64:
 		return cluster.Invalid("Slaves", o.Slaves, "is outside 1..64")
-	case o.PerHostRPS <= 0 || o.PerHostRPS > cluster.MaxPerHostRPS:
-		return cluster.Invalid("PerHostRPS", o.PerHostRPS, "is outside 0..%d", cluster.MaxPerHostRPS)
-	case o.PerHostConcurrency < 1 || o.PerHostConcurrency > cluster.MaxPerHostInFlight:
-		return cluster.Invalid("PerHostConcurrency", o.PerHostConcurrency, "is outside 1..%d", cluster.MaxPerHostInFlight)
+	case o.PerHostRPS <= 0 || o.PerHostRPS > jobspec.MaxPerHostRPS:
+		return cluster.Invalid("PerHostRPS", o.PerHostRPS, "is outside 0..%d", jobspec.MaxPerHostRPS)
+	case o.PerHostConcurrency < 1 || o.PerHostConcurrency > jobspec.MaxPerHostInFlight:
+		return cluster.Invalid("PerHostConcurrency", o.PerHostConcurrency, "is outside 1..%d", jobspec.MaxPerHostInFlight)
 	case o.Timeout <= 0:
 		return cluster.Invalid("Timeout", o.Timeout, "must be positive")
 	}

@@ -1,4 +1,4 @@
-package cluster
+package jobspec
 
 import (
 	"runtime"
@@ -12,7 +12,7 @@ import (
 // finding the next time allocate within a bound of the expression's size
 // (the cron library's search is bounded by its five years).
 //
-//	go test -run='^$' -fuzz=FuzzSchedule -fuzztime=30s ./cluster/
+//	go test -run='^$' -fuzz=FuzzSchedule -fuzztime=30s ./jobspec/
 func FuzzSchedule(f *testing.F) {
 	for _, seed := range []string{"0 3 * * *", "0 0 30 2 *", "0 0 29 2 *", "@every 0s", "@every 90m", "CRON_TZ=Asia/Shanghai 0 3 * * 1-5",
 		"*/7 1-5/2 L * *", "@yearly", "0 0 31 4,6 *", "TZ=UTC 59 23 31 12 0"} {
@@ -23,7 +23,7 @@ func FuzzSchedule(f *testing.F) {
 		if expr == "" || len(expr) > 256 {
 			return
 		}
-		s := &JobSpec{Schedule: expr}
+		s := &Job{Schedule: expr}
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		err := s.validateSchedule()

@@ -1,4 +1,4 @@
-package cluster
+package jobspec
 
 import (
 	"fmt"
@@ -97,7 +97,7 @@ func isInteger(k reflect.Kind) bool {
 func checkWholeNumbers(data []byte) error {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil // it decoded into a JobSpec: cannot happen
+		return nil // it decoded into a Job: cannot happen
 	}
-	return wholeNumbers(&root, reflect.TypeFor[JobSpec](), "")
+	return wholeNumbers(&root, reflect.TypeFor[Job](), "")
 }

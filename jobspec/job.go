@@ -1,4 +1,4 @@
-package cluster
+package jobspec
 
 import (
 	"bytes"
@@ -14,19 +14,19 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// JobSpec is a crawl job as a user writes it in a job file: where to start,
+// Job is a crawl job as a user writes it in a job file: where to start,
 // how to find list and detail pages, what to extract, how politely, and how
 // long a detail page counts as seen. docs/job-file.md documents every field.
-type JobSpec struct {
+type Job struct {
 	// Name is the job's identity: lowercase letters, digits, '_' and '-'.
 	Name string `yaml:"name" json:"name"`
 	// Seeds are the first pages, of kind start unless SeedKinds names
-	// another. Submitting stores them apart from the spec (JobKeys.Seeds),
+	// another. Submitting stores them apart from the spec (cluster.JobKeys.Seeds),
 	// so a job of a million seeds costs the processes that load its spec
 	// nothing. A job file's seeds are read through SeedList.
 	Seeds []string `yaml:"-" json:"seeds,omitempty"`
 	// SeedList is the seeds as a job file gives them: URLs, or {url, kind}.
-	// ParseJobSpec moves it into Seeds and SeedKinds and leaves it empty.
+	// Parse moves it into Seeds and SeedKinds and leaves it empty.
 	SeedList []Seed `yaml:"seeds" json:"-"`
 	// SeedKinds maps the seeds given with a kind to it; a seed not in it
 	// is of kind start (see SeedKind).
@@ -178,11 +178,11 @@ const (
 	ProxyOff     = "off"
 )
 
-// DefaultJobSpec returns a spec with every optional setting at its default.
+// Default returns a spec with every optional setting at its default.
 // Job files are decoded on top of it, so a field left out keeps its
 // default and a field given as 0 means 0.
-func DefaultJobSpec() JobSpec {
-	return JobSpec{
+func Default() Job {
+	return Job{
 		Dedup: DedupSpec{Mode: DefaultDedupMode, Window: DefaultDedupWindow,
 			Capacity: DefaultDedupCapacity, ErrorRate: DefaultDedupErrorRate},
 		MaxRetries: DefaultMaxRetries,
@@ -193,10 +193,10 @@ func DefaultJobSpec() JobSpec {
 
 var jobNameRE = regexp.MustCompile(`^[a-z0-9_-]{1,64}$`)
 
-// ParseJobSpec reads a YAML job file on top of the defaults, derives what
+// Parse reads a YAML job file on top of the defaults, derives what
 // depends on other fields and validates it. Unknown fields are errors, so a
 // typo does not silently do nothing.
-func ParseJobSpec(r io.Reader) (*JobSpec, error) {
+func Parse(r io.Reader) (*Job, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxJobFileBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("read job: %w", err)
@@ -206,7 +206,7 @@ func ParseJobSpec(r io.Reader) (*JobSpec, error) {
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	spec := DefaultJobSpec()
+	spec := Default()
 	if err := dec.Decode(&spec); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, errors.New("job: file is empty")
@@ -225,11 +225,11 @@ func ParseJobSpec(r io.Reader) (*JobSpec, error) {
 	return &spec, nil
 }
 
-// DecodeJobSpec reads a spec stored as JSON by a submission, on top of the
+// Decode reads a spec stored as JSON by a submission, on top of the
 // defaults, so a spec stored by an older version gets the defaults of
 // fields it did not have.
-func DecodeJobSpec(raw []byte) (*JobSpec, error) {
-	spec := DefaultJobSpec()
+func Decode(raw []byte) (*Job, error) {
+	spec := Default()
 	if err := json.Unmarshal(raw, &spec); err != nil {
 		return nil, fmt.Errorf("decode job spec: %w", err)
 	}
@@ -240,7 +240,7 @@ func DecodeJobSpec(raw []byte) (*JobSpec, error) {
 // ApplyDefaults fills in what depends on other fields: the granularity
 // (24h, or the window when shorter), link attributes (href) and the allowed
 // domains (the seeds' hosts). It never replaces a value the user gave.
-func (s *JobSpec) ApplyDefaults() {
+func (s *Job) ApplyDefaults() {
 	if s.Dedup.Granularity == 0 {
 		s.Dedup.Granularity = min(DefaultDedupGranule, s.Dedup.Window)
 	}
@@ -260,7 +260,7 @@ func (s *JobSpec) ApplyDefaults() {
 // AllowsHost reports whether host is one of the allowed domains or a
 // subdomain of one. An IP literal among the domains (IPv6 with or without
 // brackets) allows that address only.
-func (s *JobSpec) AllowsHost(host string) bool {
+func (s *Job) AllowsHost(host string) bool {
 	host = strings.ToLower(strings.TrimSuffix(host, "."))
 	for _, d := range s.AllowedDomains {
 		if ip, ok := ipLiteral(d); ok {

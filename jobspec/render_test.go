@@ -1,4 +1,4 @@
-package cluster
+package jobspec
 
 import (
 	"encoding/json"
@@ -28,7 +28,7 @@ kinds:
 // TestJobSpec_RenderOf: a kind's settings win over the job's, the job's
 // fill what the kind leaves out, and the defaults the rest.
 func TestJobSpec_RenderOf(t *testing.T) {
-	spec, err := ParseJobSpec(strings.NewReader(renderKindsJob))
+	spec, err := Parse(strings.NewReader(renderKindsJob))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestJobSpec_RenderOf(t *testing.T) {
 	}
 
 	t.Run("whole job, short form", func(t *testing.T) {
-		spec, err := ParseJobSpec(strings.NewReader(minimalJob + "render: true\nwait_for: 2s\n"))
+		spec, err := Parse(strings.NewReader(minimalJob + "render: true\nwait_for: 2s\n"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func TestJobSpec_RenderOf(t *testing.T) {
 	})
 
 	t.Run("survives the stored JSON", func(t *testing.T) {
-		spec, err := ParseJobSpec(strings.NewReader(minimalJob + "render: true\nblock: []\nwait_for: {css: h1}\n"))
+		spec, err := Parse(strings.NewReader(minimalJob + "render: true\nblock: []\nwait_for: {css: h1}\n"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +69,7 @@ func TestJobSpec_RenderOf(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, err := DecodeJobSpec(raw)
+		back, err := Decode(raw)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +98,7 @@ func TestJobSpec_RenderErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := ParseJobSpec(strings.NewReader(c.job))
+			_, err := Parse(strings.NewReader(c.job))
 			if err == nil {
 				t.Fatalf("accepted:\n%s", c.job)
 			}
@@ -113,7 +113,7 @@ func TestJobSpec_RenderErrors(t *testing.T) {
 // its pages' requests go through the job's fetch path, proxies included.
 func TestJobSpec_renderWithProxyRequire(t *testing.T) {
 	for _, job := range []string{minimalJob + "render: true\nproxy: require\n", minimalJob + "render: true\nproxy: require\ncookies: true\n"} {
-		if _, err := ParseJobSpec(strings.NewReader(job)); err != nil {
+		if _, err := Parse(strings.NewReader(job)); err != nil {
 			t.Errorf("refused: %v\n%s", err, job)
 		}
 	}

@@ -1,4 +1,4 @@
-package cluster
+package jobspec
 
 import (
 	"bufio"
@@ -56,13 +56,13 @@ func TestJobFileDoc_Examples(t *testing.T) {
 			} else {
 				fragments++
 			}
-			spec, err := ParseJobSpec(strings.NewReader(text))
+			spec, err := Parse(strings.NewReader(text))
 			switch {
 			case ex.wantErr == "" && err != nil:
 				t.Errorf("example:\n%s\nchecked as:\n%s\nParseJobSpec: %v", ex.text, text, err)
 			case ex.wantErr == "":
 			case err == nil:
-				t.Errorf("example:\n%s\nis marked as an error of %s, but ParseJobSpec accepted it: %+v", ex.text, ex.wantErr, spec)
+				t.Errorf("example:\n%s\nis marked as an error of %s, but Parse accepted it: %+v", ex.text, ex.wantErr, spec)
 			case !namesField(err, ex.wantErr):
 				t.Errorf("example:\n%s\nerror %q does not name %s", ex.text, err, ex.wantErr)
 			default:
@@ -88,11 +88,11 @@ func TestJobFileDoc_CompleteExample(t *testing.T) {
 	if len(examples) == 0 || examples[0].text != string(file) {
 		t.Fatalf("the first yaml example of %s is not configs/job.example.yaml; copy the file into it", jobFileDoc)
 	}
-	spec, err := ParseJobSpec(strings.NewReader(string(file)))
+	spec, err := Parse(strings.NewReader(string(file)))
 	if err != nil {
 		t.Fatalf("configs/job.example.yaml: %v", err)
 	}
-	want := DefaultJobSpec()
+	want := Default()
 	want.ApplyDefaults()
 	if spec.Dedup != want.Dedup {
 		t.Errorf("dedup = %+v, want the defaults %+v", spec.Dedup, want.Dedup)
@@ -128,10 +128,10 @@ func TestJobFileDoc_EveryField(t *testing.T) {
 			headings = append(headings, line)
 		}
 	}
-	fields := yamlFields(reflect.TypeFor[JobSpec](), "", true)
+	fields := yamlFields(reflect.TypeFor[Job](), "", true)
 	for _, known := range []string{"name", "dedup.error_rate", "per_host_rps", "max_body_bytes", "all"} {
 		if _, ok := fields[known]; !ok {
-			t.Fatalf("the walk over JobSpec's yaml tags did not find %s; it found %v", known, fields)
+			t.Fatalf("the walk over Job's yaml tags did not find %s; it found %v", known, fields)
 		}
 	}
 	for path, needHeading := range fields {

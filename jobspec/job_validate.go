@@ -1,4 +1,4 @@
-package cluster
+package jobspec
 
 import (
 	"errors"
@@ -37,7 +37,7 @@ const (
 // Validate reports the first problem with the spec, naming the field.
 // Selectors are compiled, so a bad one is refused at submission instead of
 // giving every item an empty field.
-func (s *JobSpec) Validate() error {
+func (s *Job) Validate() error {
 	for _, check := range []func() error{s.validateName, s.validateSeeds, s.validateDomains,
 		s.validateModel, s.validateLimits, s.validateSchedule, s.Dedup.validate, s.RequestSpec.validate, s.validateRender} {
 		if err := check(); err != nil {
@@ -47,14 +47,14 @@ func (s *JobSpec) Validate() error {
 	return nil
 }
 
-func (s *JobSpec) validateName() error {
+func (s *Job) validateName() error {
 	if !jobNameRE.MatchString(s.Name) {
 		return fmt.Errorf("name: %q must be 1-64 characters of [a-z0-9_-]", s.Name)
 	}
 	return nil
 }
 
-func (s *JobSpec) validateSeeds() error {
+func (s *Job) validateSeeds() error {
 	switch {
 	case len(s.Seeds) == 0 && s.SeedCount == 0:
 		return errors.New("seeds: at least one seed URL is required")
@@ -69,7 +69,7 @@ func (s *JobSpec) validateSeeds() error {
 	return nil
 }
 
-func (s *JobSpec) validateDomains() error {
+func (s *Job) validateDomains() error {
 	if len(s.AllowedDomains) > MaxAllowedDomains {
 		return fmt.Errorf("allowed_domains: %d domains is more than %d", len(s.AllowedDomains), MaxAllowedDomains)
 	}
@@ -81,7 +81,7 @@ func (s *JobSpec) validateDomains() error {
 	return nil
 }
 
-func (s *JobSpec) validateLinks() error {
+func (s *Job) validateLinks() error {
 	if s.DetailLink == nil {
 		return errors.New("detail_link.css: a selector for detail links is required")
 	}
@@ -116,14 +116,14 @@ func (l LinkRule) validateShort(path string) error {
 	return checkPattern(path+".deny", l.Deny)
 }
 
-func (s *JobSpec) validateFields() error {
+func (s *Job) validateFields() error {
 	if len(s.Fields) == 0 {
 		return errors.New("fields: at least one field is required")
 	}
 	return validateFieldRules("fields", s.Fields, false)
 }
 
-func (s *JobSpec) validateLimits() error {
+func (s *Job) validateLimits() error {
 	switch {
 	case s.MaxDepth < 0:
 		return fmt.Errorf("max_depth: %d is negative", s.MaxDepth)

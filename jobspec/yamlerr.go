@@ -1,4 +1,4 @@
-package cluster
+package jobspec
 
 import (
 	"errors"
@@ -15,7 +15,7 @@ import (
 var typeErrorRE = regexp.MustCompile("^line (\\d+): cannot unmarshal (!!\\w+)(?: `([^`]*)`)? into (.+)$")
 
 // unknownFieldRE reads yaml.v3's "line 5: field re not found in type
-// cluster.FieldRule": the line and the key.
+// jobspec.FieldRule": the line and the key.
 var unknownFieldRE = regexp.MustCompile(`^line (\d+): field (\S+) not found in type `)
 
 // nameFields rewrites a decoding error so that it names the field whose

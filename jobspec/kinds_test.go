@@ -1,4 +1,4 @@
-package cluster
+package jobspec
 
 import (
 	"encoding/json"
@@ -28,7 +28,7 @@ func TestJobSpec_PageKinds(t *testing.T) {
 		}
 	})
 	t.Run("short form without next_link", func(t *testing.T) {
-		spec, err := ParseJobSpec(strings.NewReader(minimalJob))
+		spec, err := Parse(strings.NewReader(minimalJob))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,22 +56,22 @@ func TestJobSpec_PageKinds(t *testing.T) {
 }
 
 // parseShop parses testdata/shop.yaml, the contract's example of kinds.
-func parseShop(t *testing.T) *JobSpec {
+func parseShop(t *testing.T) *Job {
 	t.Helper()
 	return parseTestdata(t, "shop.yaml")
 }
 
 // parseTestdata parses the job file testdata/name.
-func parseTestdata(t *testing.T, name string) *JobSpec {
+func parseTestdata(t *testing.T, name string) *Job {
 	t.Helper()
 	f, err := os.Open("testdata/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	spec, err := ParseJobSpec(f)
+	spec, err := Parse(f)
 	if err != nil {
-		t.Fatalf("ParseJobSpec: %v", err)
+		t.Fatalf("Parse: %v", err)
 	}
 	return spec
 }
@@ -113,7 +113,7 @@ func TestJobSpec_JSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := DecodeJobSpec(raw)
+	back, err := Decode(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestJobSpec_JSON(t *testing.T) {
 		!reflect.DeepEqual(back.SeedKinds, spec.SeedKinds) {
 		t.Errorf("after a JSON round trip:\n got %+v\nwant %+v", back, spec)
 	}
-	old, err := DecodeJobSpec([]byte(`{"name":"old","detail_link":{"css":"a","attr":"href"},"fields":{"t":{"css":"h1"}},"dedup":{"window":"1h","granularity":"1h","capacity":5,"error_rate":0.01}}`))
+	old, err := Decode([]byte(`{"name":"old","detail_link":{"css":"a","attr":"href"},"fields":{"t":{"css":"h1"}},"dedup":{"window":"1h","granularity":"1h","capacity":5,"error_rate":0.01}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,14 +195,14 @@ func TestParseJobSpec_kindErrors(t *testing.T) {
 		{"short form xpath field, bad type", minimalJob + "  price: {xpath: \"//b\", type: money}\n", `fields.price.type: "money"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			spec, err := ParseJobSpec(strings.NewReader(tc.yaml))
+			spec, err := Parse(strings.NewReader(tc.yaml))
 			if err == nil {
-				t.Fatalf("ParseJobSpec accepted it: %+v", spec)
+				t.Fatalf("Parse accepted it: %+v", spec)
 			}
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %q does not say %q", err, tc.want)
 			}
-			if strings.Contains(err.Error(), "cluster.") {
+			if strings.Contains(err.Error(), "jobspec.") {
 				t.Errorf("error %q names a Go type", err)
 			}
 		})
@@ -214,7 +214,7 @@ func TestParseJobSpec_kindErrors(t *testing.T) {
 func TestParseJobSpec_shortFormSelectors(t *testing.T) {
 	yaml := strings.Replace(minimalJob, `detail_link: {css: ".item a"}`, `detail_link: {xpath: "//div[@class='item']/a/@href", deny: "/ads/"}`, 1) +
 		"  price: {css: .price, type: number, required: true}\n  brand: {jsonld: brand.name}\n"
-	spec, err := ParseJobSpec(strings.NewReader(yaml))
+	spec, err := Parse(strings.NewReader(yaml))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package cluster
+package jobspec
 
 import (
 	"errors"
@@ -98,7 +98,7 @@ type Rendering struct {
 
 // RenderOf returns how pages of kind are rendered, and false when they are
 // fetched as the server sends them.
-func (s *JobSpec) RenderOf(kind string) (Rendering, bool) {
+func (s *Job) RenderOf(kind string) (Rendering, bool) {
 	k := s.PageKinds()[kind].RenderSpec
 	on := k.Render
 	if on == nil {
@@ -123,12 +123,12 @@ func (s *JobSpec) RenderOf(kind string) (Rendering, bool) {
 }
 
 // Renders reports whether any kind of the job is rendered.
-func (s *JobSpec) Renders() bool {
+func (s *Job) Renders() bool {
 	return len(s.RenderKinds()) > 0
 }
 
 // RenderKinds is the set of the job's kinds whose pages are rendered.
-func (s *JobSpec) RenderKinds() map[string]bool {
+func (s *Job) RenderKinds() map[string]bool {
 	kinds := map[string]bool{}
 	for name := range s.PageKinds() {
 		if _, ok := s.RenderOf(name); ok {
@@ -170,7 +170,7 @@ func (r RenderSpec) validate(path string, jsonPage bool) error {
 // validateRender checks the job's render settings and each kind's. A
 // rendered page's requests go through the job's fetch path (its proxy
 // choice included), so any proxy mode may be kept.
-func (s *JobSpec) validateRender() error {
+func (s *Job) validateRender() error {
 	if err := s.RenderSpec.validate("", false); err != nil {
 		return err
 	}
@@ -194,7 +194,7 @@ func (s *JobSpec) validateRender() error {
 
 // kindPath is where a kind's settings stand in the job file: "kinds.NAME."
 // for a job with kinds, "" for the short form (the job's own).
-func kindPath(s *JobSpec, name string) string {
+func kindPath(s *Job, name string) string {
 	if s.ShortForm() {
 		return ""
 	}

@@ -1,4 +1,4 @@
-package cluster
+package jobspec
 
 import (
 	"encoding/json"

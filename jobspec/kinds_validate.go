@@ -1,4 +1,4 @@
-package cluster
+package jobspec
 
 import (
 	"errors"
@@ -23,7 +23,7 @@ var kindNameRE = regexp.MustCompile(`^[a-z0-9_-]{1,64}$`)
 
 // validateModel checks the job's crawl model: the short form, or kinds;
 // then the kinds its seeds and sitemaps name.
-func (s *JobSpec) validateModel() error {
+func (s *Job) validateModel() error {
 	if s.ShortForm() {
 		if err := s.validateLinks(); err != nil {
 			return err
@@ -43,7 +43,7 @@ func (s *JobSpec) validateModel() error {
 
 // validateKinds checks every kind, in name order so that the same problem
 // is reported first every time.
-func (s *JobSpec) validateKinds() error {
+func (s *Job) validateKinds() error {
 	switch {
 	case s.NextLink != nil || s.DetailLink != nil || len(s.Fields) > 0:
 		return errors.New("kinds: next_link, detail_link and fields are the short form of kinds; give one or the other")
@@ -235,7 +235,7 @@ func checkKindRef(path, kind string, kinds map[string]PageKind) error {
 
 // validateSeedKinds checks that every seed's kind is defined: start, for
 // the seeds given without one.
-func (s *JobSpec) validateSeedKinds(kinds map[string]PageKind) error {
+func (s *Job) validateSeedKinds(kinds map[string]PageKind) error {
 	for i, seed := range s.Seeds {
 		kind, given := s.SeedKinds[seed]
 		if !given {

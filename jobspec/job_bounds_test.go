@@ -1,4 +1,4 @@
-package cluster
+package jobspec
 
 import (
 	"os"
@@ -16,9 +16,9 @@ func TestParseJobSpec_contractPartTwo(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	spec, err := ParseJobSpec(f)
+	spec, err := Parse(f)
 	if err != nil {
-		t.Fatalf("ParseJobSpec: %v", err)
+		t.Fatalf("Parse: %v", err)
 	}
 	r := spec.RequestSpec
 	if r.Proxy != ProxyAuto || !r.ObeyRobots || r.PerHostRPS != 0 || r.PerHostConcurrency != 8 ||
@@ -31,7 +31,7 @@ func TestParseJobSpec_contractPartTwo(t *testing.T) {
 // naming the field), never replaced by a default; a field left out keeps
 // its default, also inside a partly given mapping.
 func TestParseJobSpec_zeroMeansZero(t *testing.T) {
-	spec, err := ParseJobSpec(strings.NewReader(minimalJob + "max_retries: 0\nobey_robots: false\ndedup: {window: 6h}\n"))
+	spec, err := Parse(strings.NewReader(minimalJob + "max_retries: 0\nobey_robots: false\ndedup: {window: 6h}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestParseJobSpec_zeroMeansZero(t *testing.T) {
 	if spec.Dedup.Granularity.Std() != 6*time.Hour {
 		t.Errorf("granularity = %s, want the 6h window", spec.Dedup.Granularity)
 	}
-	def, err := ParseJobSpec(strings.NewReader(minimalJob))
+	def, err := Parse(strings.NewReader(minimalJob))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,9 +83,9 @@ func TestParseJobSpec_bounds(t *testing.T) {
 		{"ban_text: [" + strings.Repeat("a, ", MaxBanTexts) + "a]", "ban_text"},
 	} {
 		t.Run(tc.line, func(t *testing.T) {
-			spec, err := ParseJobSpec(strings.NewReader(minimalJob + tc.line + "\n"))
+			spec, err := Parse(strings.NewReader(minimalJob + tc.line + "\n"))
 			if err == nil {
-				t.Fatalf("ParseJobSpec = %+v, want an error naming %s", spec, tc.field)
+				t.Fatalf("Parse = %+v, want an error naming %s", spec, tc.field)
 			}
 			if !strings.Contains(err.Error(), tc.field) {
 				t.Errorf("error %q does not name %s", err, tc.field)
@@ -93,7 +93,7 @@ func TestParseJobSpec_bounds(t *testing.T) {
 		})
 	}
 	t.Run("too many seeds", func(t *testing.T) {
-		spec := DefaultJobSpec()
+		spec := Default()
 		spec.Name = "big"
 		spec.Seeds = make([]string, MaxSeeds+1)
 		if err := spec.Validate(); err == nil || !strings.Contains(err.Error(), "seeds") {
@@ -105,7 +105,7 @@ func TestParseJobSpec_bounds(t *testing.T) {
 // TestParseJobSpec_banText: ban_text is read as written, empty by default,
 // and "ban_text: []" means the same as leaving it out.
 func TestParseJobSpec_banText(t *testing.T) {
-	spec, err := ParseJobSpec(strings.NewReader(minimalJob + "ban_text: [\"Access denied\", captcha]\n"))
+	spec, err := Parse(strings.NewReader(minimalJob + "ban_text: [\"Access denied\", captcha]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestParseJobSpec_banText(t *testing.T) {
 		t.Errorf("ban_text = %q, want %q", spec.BanText, want)
 	}
 	for _, text := range []string{minimalJob, minimalJob + "ban_text: []\n"} {
-		spec, err := ParseJobSpec(strings.NewReader(text))
+		spec, err := Parse(strings.NewReader(text))
 		if err != nil || spec.BanText != nil {
 			t.Errorf("ban_text = %#v (%v), want nil", spec.BanText, err)
 		}
@@ -130,7 +130,7 @@ func TestParseJobSpec_selectors(t *testing.T) {
 		{minimalJob + "next_link: {css: \">>>\"}\n", "next_link.css"},
 		{minimalJob + "  \"a.b\": {css: p}\n", "a.b"},
 	} {
-		_, err := ParseJobSpec(strings.NewReader(tc.yaml))
+		_, err := Parse(strings.NewReader(tc.yaml))
 		if err == nil || !strings.Contains(err.Error(), tc.field) {
 			t.Errorf("bad selector for %s: error %v, want one naming it", tc.field, err)
 		}
@@ -140,15 +140,15 @@ func TestParseJobSpec_selectors(t *testing.T) {
 // TestDecodeJobSpec: a stored spec from before a field existed gets its
 // default.
 func TestDecodeJobSpec(t *testing.T) {
-	spec, err := DecodeJobSpec([]byte(`{"name":"old","detail_link":{"css":"a"},"fields":{"t":{"css":"h1"}},"dedup":{"window":"1h","granularity":"1h","capacity":5,"error_rate":0.01},"max_retries":0}`))
+	spec, err := Decode([]byte(`{"name":"old","detail_link":{"css":"a"},"fields":{"t":{"css":"h1"}},"dedup":{"window":"1h","granularity":"1h","capacity":5,"error_rate":0.01},"max_retries":0}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if spec.PerHostConcurrency != DefaultPerHostConcurrency || !spec.ObeyRobots || spec.MaxRetries != 0 || spec.Dedup.Capacity != 5 {
-		t.Errorf("DecodeJobSpec = %+v", spec)
+		t.Errorf("Decode = %+v", spec)
 	}
-	if _, err := DecodeJobSpec([]byte("{")); err == nil {
-		t.Error("DecodeJobSpec({) succeeded")
+	if _, err := Decode([]byte("{")); err == nil {
+		t.Error("Decode({) succeeded")
 	}
 }
 
@@ -163,7 +163,7 @@ func TestParseJobSpec_typeErrors(t *testing.T) {
 		{"headers: [a, b]", "headers"},
 		{"obey_robots: maybe", "obey_robots"},
 	} {
-		_, err := ParseJobSpec(strings.NewReader(minimalJob + tc.line + "\n"))
+		_, err := Parse(strings.NewReader(minimalJob + tc.line + "\n"))
 		if err == nil || !strings.HasPrefix(err.Error(), "job: "+tc.field+" (line") {
 			t.Errorf("%s: error %v, want one naming %s and its line", tc.line, err, tc.field)
 		}

@@ -1,4 +1,4 @@
-package cluster
+package jobspec
 
 import (
 	"errors"
@@ -12,11 +12,11 @@ import (
 // SendsValidators reports whether a re-fetch sends the page's stored ETag
 // and Last-Modified (conditional: true, the default). Without them every
 // page is sent in full and its content hash alone decides what changed.
-func (s *JobSpec) SendsValidators() bool { return s.Conditional == nil || *s.Conditional }
+func (s *Job) SendsValidators() bool { return s.Conditional == nil || *s.Conditional }
 
 // Recurring reports whether the job runs more than one round
 // (recrawl_every or schedule).
-func (s *JobSpec) Recurring() bool { return s.RecrawlEvery > 0 || s.Schedule != "" }
+func (s *Job) Recurring() bool { return s.RecrawlEvery > 0 || s.Schedule != "" }
 
 // ParseSchedule parses a schedule: a five-field cron expression (minute
 // hour day-of-month month day-of-week) or a descriptor such as @daily, in
@@ -31,7 +31,7 @@ func ParseSchedule(expr string) (cron.Schedule, error) {
 	return cron.ParseStandard(expr)
 }
 
-func (s *JobSpec) validateSchedule() error {
+func (s *Job) validateSchedule() error {
 	if s.Schedule == "" {
 		return nil
 	}
@@ -95,7 +95,7 @@ func neverWhy(expr string) string {
 // missed while no master was running are not made up one by one: the
 // next round is the first time after the last round finished, so a master
 // that comes back late starts one round at once, not one per missed time.
-func (s *JobSpec) NextRound(finished time.Time) time.Time {
+func (s *Job) NextRound(finished time.Time) time.Time {
 	switch {
 	case s.RecrawlEvery > 0:
 		return finished.Add(s.RecrawlEvery.Std())

@@ -1,4 +1,4 @@
-package cluster
+package jobspec
 
 import (
 	"fmt"
@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-func parseJob(t *testing.T, extra string) (*JobSpec, error) {
+func parseJob(t *testing.T, extra string) (*Job, error) {
 	t.Helper()
-	return ParseJobSpec(strings.NewReader(`name: nightly
+	return Parse(strings.NewReader(`name: nightly
 seeds: ["https://example.com/"]
 detail_link: {css: "a"}
 fields: {title: {css: "h1"}}
@@ -45,15 +45,15 @@ func TestNextRound(t *testing.T) {
 		return v
 	}
 	for _, tc := range []struct {
-		spec     JobSpec
+		spec     Job
 		finished string
 		want     string
 	}{
-		{JobSpec{Schedule: "0 3 * * *"}, "2026-01-01T05:00:00Z", "2026-01-02T03:00:00Z"}, // UTC by default
-		{JobSpec{Schedule: "0 3 * * *"}, "2026-01-01T02:59:00Z", "2026-01-01T03:00:00Z"},
-		{JobSpec{Schedule: "CRON_TZ=Asia/Shanghai 0 3 * * *"}, "2026-01-01T05:00:00Z", "2026-01-01T19:00:00Z"},
-		{JobSpec{RecrawlEvery: Duration(time.Hour)}, "2026-01-01T05:00:00Z", "2026-01-01T06:00:00Z"},
-		{JobSpec{}, "2026-01-01T05:00:00Z", ""},
+		{Job{Schedule: "0 3 * * *"}, "2026-01-01T05:00:00Z", "2026-01-02T03:00:00Z"}, // UTC by default
+		{Job{Schedule: "0 3 * * *"}, "2026-01-01T02:59:00Z", "2026-01-01T03:00:00Z"},
+		{Job{Schedule: "CRON_TZ=Asia/Shanghai 0 3 * * *"}, "2026-01-01T05:00:00Z", "2026-01-01T19:00:00Z"},
+		{Job{RecrawlEvery: Duration(time.Hour)}, "2026-01-01T05:00:00Z", "2026-01-01T06:00:00Z"},
+		{Job{}, "2026-01-01T05:00:00Z", ""},
 	} {
 		got := tc.spec.NextRound(at(tc.finished))
 		if (tc.want == "" && !got.IsZero()) || (tc.want != "" && !got.Equal(at(tc.want))) {
@@ -66,7 +66,7 @@ func TestNextRound(t *testing.T) {
 // back, not three: the next round is the first time after the last round
 // finished, whenever that was; once it has run, the next is tomorrow.
 func TestNextRound_missedRunsOnce(t *testing.T) {
-	spec := JobSpec{Schedule: "0 3 * * *"}
+	spec := Job{Schedule: "0 3 * * *"}
 	lastFinished := time.Date(2026, 1, 1, 3, 20, 0, 0, time.UTC)
 	back := time.Date(2026, 1, 4, 12, 0, 0, 0, time.UTC)
 	due := spec.NextRound(lastFinished)

@@ -1,4 +1,4 @@
-package cluster
+package jobspec
 
 import (
 	"strings"
@@ -27,7 +27,7 @@ kinds:
 		{"fraction in an integer", minimalJob + "max_depth: 1.5\n", "max_depth"},
 		{"fraction in a nested integer", minimalJob + "dedup: {window: 1h, capacity: 2.5}\n", "dedup.capacity"},
 	} {
-		_, err := ParseJobSpec(strings.NewReader(tc.job))
+		_, err := Parse(strings.NewReader(tc.job))
 		msg := ""
 		if err != nil {
 			msg = err.Error()
@@ -35,7 +35,7 @@ kinds:
 		if !strings.HasPrefix(msg, "job: "+tc.want+" (line") {
 			t.Errorf("%s: error %q, want it to start with %q", tc.name, msg, "job: "+tc.want+" (line")
 		}
-		for _, goName := range []string{"cluster.", "!!", "int64", "float64", "[]", "struct"} {
+		for _, goName := range []string{"jobspec.", "!!", "int64", "float64", "[]", "struct"} {
 			if strings.Contains(msg, goName) {
 				t.Errorf("%s: error %q names %q, a Go or YAML type", tc.name, msg, goName)
 			}

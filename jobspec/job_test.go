@@ -1,4 +1,4 @@
-package cluster
+package jobspec
 
 import (
 	"os"
@@ -24,12 +24,12 @@ func TestParseJobSpec(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		spec, err := ParseJobSpec(f)
+		spec, err := Parse(f)
 		if err != nil {
-			t.Fatalf("ParseJobSpec: %v", err)
+			t.Fatalf("Parse: %v", err)
 		}
-		want := DefaultJobSpec()
-		want = JobSpec{
+		want := Default()
+		want = Job{
 			RequestSpec:    want.RequestSpec,
 			Name:           "news",
 			Seeds:          []string{"https://example.com/list/1"},
@@ -52,9 +52,9 @@ func TestParseJobSpec(t *testing.T) {
 	})
 
 	t.Run("defaults filled", func(t *testing.T) {
-		spec, err := ParseJobSpec(strings.NewReader(minimalJob))
+		spec, err := Parse(strings.NewReader(minimalJob))
 		if err != nil {
-			t.Fatalf("ParseJobSpec: %v", err)
+			t.Fatalf("Parse: %v", err)
 		}
 		wantDedup := DedupSpec{Mode: "bloom", Window: DefaultDedupWindow, Granularity: DefaultDedupGranule,
 			Capacity: DefaultDedupCapacity, ErrorRate: DefaultDedupErrorRate}
@@ -76,9 +76,9 @@ func TestParseJobSpec(t *testing.T) {
 	})
 
 	t.Run("durations and granularity defaulting to a short window", func(t *testing.T) {
-		spec, err := ParseJobSpec(strings.NewReader(minimalJob + "recrawl_every: 90m\ndedup: {window: 6h}\n"))
+		spec, err := Parse(strings.NewReader(minimalJob + "recrawl_every: 90m\ndedup: {window: 6h}\n"))
 		if err != nil {
-			t.Fatalf("ParseJobSpec: %v", err)
+			t.Fatalf("Parse: %v", err)
 		}
 		if spec.RecrawlEvery.Std() != 90*time.Minute {
 			t.Errorf("RecrawlEvery = %s, want 1h30m0s", spec.RecrawlEvery)
@@ -117,12 +117,12 @@ func TestParseJobSpec(t *testing.T) {
 	}
 	for _, tc := range bad {
 		t.Run("error/"+tc.name, func(t *testing.T) {
-			spec, err := ParseJobSpec(strings.NewReader(tc.yaml))
+			spec, err := Parse(strings.NewReader(tc.yaml))
 			if err == nil {
-				t.Fatalf("ParseJobSpec = %+v, want an error naming %q", spec, tc.wantName)
+				t.Fatalf("Parse = %+v, want an error naming %q", spec, tc.wantName)
 			}
 			if spec != nil {
-				t.Errorf("ParseJobSpec returned a spec with the error %v", err)
+				t.Errorf("Parse returned a spec with the error %v", err)
 			}
 			if !strings.Contains(err.Error(), tc.wantName) {
 				t.Errorf("error %q does not name %q", err, tc.wantName)
@@ -165,7 +165,7 @@ func TestDuration_UnmarshalJSON(t *testing.T) {
 // a network or a port is still refused.
 func TestParseJobSpec_ipv6(t *testing.T) {
 	const job = "name: v6\ndetail_link: {css: a}\nfields: {t: {css: h1}}\n"
-	spec, err := ParseJobSpec(strings.NewReader(job + "seeds: [\"http://[::1]:8080/list\"]\n"))
+	spec, err := Parse(strings.NewReader(job + "seeds: [\"http://[::1]:8080/list\"]\n"))
 	if err != nil {
 		t.Fatalf("an IPv6 seed: %v", err)
 	}
@@ -173,7 +173,7 @@ func TestParseJobSpec_ipv6(t *testing.T) {
 		t.Errorf("allowed_domains %q: want ::1 allowed and ::2 not", spec.AllowedDomains)
 	}
 	for _, d := range []string{`"::1"`, `"[::1]"`, `"[2001:DB8::1]"`} {
-		spec, err := ParseJobSpec(strings.NewReader(job + "seeds: [\"http://[::1]/\"]\nallowed_domains: [" + d + "]\n"))
+		spec, err := Parse(strings.NewReader(job + "seeds: [\"http://[::1]/\"]\nallowed_domains: [" + d + "]\n"))
 		if err != nil {
 			t.Errorf("allowed_domains: [%s]: %v", d, err)
 			continue
@@ -183,7 +183,7 @@ func TestParseJobSpec_ipv6(t *testing.T) {
 		}
 	}
 	for _, d := range []string{`"::1/64"`, `"[::1]:80"`, `"[::1"`} {
-		if _, err := ParseJobSpec(strings.NewReader(job + "seeds: [\"http://[::1]/\"]\nallowed_domains: [" + d + "]\n")); err == nil {
+		if _, err := Parse(strings.NewReader(job + "seeds: [\"http://[::1]/\"]\nallowed_domains: [" + d + "]\n")); err == nil {
 			t.Errorf("allowed_domains: [%s] accepted", d)
 		}
 	}

@@ -1,7 +1,8 @@
-package cluster
+package jobspec
 
 import (
 	"fmt"
+	"sort"
 
 	"gopkg.in/yaml.v3"
 )
@@ -105,7 +106,7 @@ type SitemapRule struct {
 
 // takeSeedList moves the seeds read from a job file into Seeds and
 // SeedKinds.
-func (s *JobSpec) takeSeedList() {
+func (s *Job) takeSeedList() {
 	if s.SeedList == nil {
 		return
 	}
@@ -124,7 +125,7 @@ func (s *JobSpec) takeSeedList() {
 
 // SeedKind is the kind of the seed url: the one it was given with, else
 // start.
-func (s *JobSpec) SeedKind(url string) string {
+func (s *Job) SeedKind(url string) string {
 	if k, ok := s.SeedKinds[url]; ok {
 		return k
 	}
@@ -133,7 +134,7 @@ func (s *JobSpec) SeedKind(url string) string {
 
 // ShortForm reports whether the job is written in the short form
 // (next_link, detail_link, fields) rather than with kinds.
-func (s *JobSpec) ShortForm() bool { return len(s.Kinds) == 0 }
+func (s *Job) ShortForm() bool { return len(s.Kinds) == 0 }
 
 // PageKinds returns the job's page kinds: Kinds as given, or what the
 // short form means, exactly
@@ -143,7 +144,7 @@ func (s *JobSpec) ShortForm() bool { return len(s.Kinds) == 0 }
 //
 // (without next_link, start has the detail link alone). The master, the
 // slaves and crawler check all work on this one model.
-func (s *JobSpec) PageKinds() map[string]PageKind {
+func (s *Job) PageKinds() map[string]PageKind {
 	if !s.ShortForm() {
 		return s.Kinds
 	}
@@ -162,4 +163,16 @@ func (s *JobSpec) PageKinds() map[string]PageKind {
 		KindStart:  {Links: links},
 		KindDetail: {Item: true, Fields: s.Fields},
 	}
+}
+
+// ItemKindNames are the names of the job's item kinds, sorted.
+func (s *Job) ItemKindNames() []string {
+	var out []string
+	for name, k := range s.PageKinds() {
+		if k.Item {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

@@ -1,4 +1,4 @@
-package cluster
+package jobspec
 
 import (
 	"strings"
@@ -30,7 +30,7 @@ kinds:
 		"s|@fromstr|t|@fromstr|#":   "@fromstr is supported once per path",
 		`#(x=="a")|@pretty:{"a":1}`: "the @pretty modifier",
 	} {
-		_, err := ParseJobSpec(strings.NewReader(job("{json: '" + path + "', kind: product}")))
+		_, err := Parse(strings.NewReader(job("{json: '" + path + "', kind: product}")))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("json %q: %v, want an error saying %q", path, err, want)
 		}
