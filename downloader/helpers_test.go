@@ -41,7 +41,6 @@ func newRigWith(t *testing.T, opts Options, deps Deps) *rig {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	t.Cleanup(cancel)
 	fopts := fetch.DefaultOptions()
-	fopts.RetryBase = 10 * time.Millisecond
 	d, err := New(opts, Deps{Redis: rdb, Keys: keys, Fetcher: fetch.New(fopts), Renderer: deps.Renderer, Metrics: deps.Metrics})
 	if err != nil {
 		t.Fatal(err)

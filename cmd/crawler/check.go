@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crawler-dev/crawler/downloader"
 	"github.com/crawler-dev/crawler/extract"
 	"github.com/crawler-dev/crawler/fetch"
 	"github.com/crawler-dev/crawler/jobspec"
@@ -153,15 +154,16 @@ func sortedKinds(kinds map[string]jobspec.PageKind) []string {
 	return names
 }
 
-// checkFetch fetches the page with the job's request settings.
+// checkFetch fetches the page with the job's request settings, tried as
+// a crawl tries it (the downloader's retry policy, max_retries times).
 func checkFetch(ctx context.Context, spec *jobspec.Job, pageURL string, jsonPage bool) (*fetch.Page, error) {
 	f := fetch.New(fetch.Options{})
 	defer f.CloseIdleConnections()
-	return f.Fetch(ctx, fetch.Request{
-		URL: pageURL, AllowPrivate: spec.AllowPrivateNetworks, MaxRetries: spec.MaxRetries,
+	return downloader.FetchPage(ctx, f, fetch.Request{
+		URL: pageURL, AllowPrivate: spec.AllowPrivateNetworks,
 		UserAgent: spec.UserAgent, Headers: spec.Headers, MaxBodyBytes: spec.MaxBodyBytes,
 		Timeout: spec.Timeout.Std(), AllowNonHTML: jsonPage,
-	})
+	}, spec.MaxRetries, downloader.DefaultOptions())
 }
 
 // fetchContext names the page in a failed fetch's error, unless the
