@@ -33,7 +33,7 @@ func TestDownloader_requireProxy(t *testing.T) {
 	g := newRig(t, fastOptions())
 	j := g.job(func(sp *jobspec.Job) { sp.Proxy = jobspec.ProxyRequire })
 	g.submit(j, s.URL+"/page")
-	time.Sleep(500 * time.Millisecond)
+	testenv.Eventually(t, 10*time.Second, "the page waiting for a proxy", func() bool { return g.d.waits.len() == 1 })
 	if n := s.count("/page") + s.count("/robots.txt"); n != 0 {
 		t.Fatalf("with an empty pool the site got %d direct requests", n)
 	}

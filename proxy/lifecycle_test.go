@@ -81,7 +81,7 @@ func TestValidator_Lifecycle(t *testing.T) {
 // TestValidator_Breaker: when the check URL is unreachable, or nearly all
 // usable proxies fail at once, the pool is kept and the breaker says so.
 func TestValidator_Breaker(t *testing.T) {
-	rdb, keys := redisT(t)
+	rdb, keys, clock := testenv.MovedRedis(t)
 	servers, source := httpProxies(t, 5)
 	o := testOptions(source)
 	o.Recheck, o.MaxFailedRounds = time.Millisecond, 1
@@ -96,7 +96,7 @@ func TestValidator_Breaker(t *testing.T) {
 	for _, s := range servers {
 		s.Close()
 	}
-	time.Sleep(2 * time.Millisecond) // let the rechecks come due
+	clock.Advance(2 * time.Millisecond) // the rechecks come due
 	r, err := v.Round(ctxT(t))
 	if err != nil {
 		t.Fatal(err)

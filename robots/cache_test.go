@@ -155,6 +155,34 @@ func testServerErrorRetriedLater(t *testing.T, connect func() (redis.UniversalCl
 	}
 }
 
+// TestCache_ServerErrorOnAMovedClock: a 5xx robots.txt holds the origin
+// back for ErrorTTL exactly, on the clock of the process (its cache) and
+// of the server (the shared copy), both moved by the test, not waited for.
+func TestCache_ServerErrorOnAMovedClock(t *testing.T) {
+	rdb, keys, clock := testenv.MovedRedis(t)
+	s := newSite(t, 503, "")
+	c := newCache(t, rdb, keys, func(o *Options) { o.ErrorTTL = time.Minute })
+	c.now = clock.Now
+	if d := check(t, c, s.URL+"/a"); d.Allowed || !d.Temporary || d.RetryAfter != time.Minute {
+		t.Fatalf("after a 503: %+v, want a temporary disallow for ErrorTTL (1m)", d)
+	}
+	s.set(200, "User-agent: *\nDisallow: /private\n")
+	clock.Advance(time.Minute - time.Millisecond)
+	if d := check(t, c, s.URL+"/a"); d.Allowed || d.RetryAfter != time.Millisecond || s.hits.Load() != 1 {
+		t.Fatalf("a millisecond before ErrorTTL ends: %+v after %d fetches, want the cached disallow and 1 fetch", d, s.hits.Load())
+	}
+	clock.Advance(time.Millisecond)
+	if d := check(t, c, s.URL+"/a"); !d.Allowed {
+		t.Errorf("when ErrorTTL ends: %+v, want allowed (fetched again)", d)
+	}
+	if d := check(t, c, s.URL+"/private"); d.Allowed || d.Temporary {
+		t.Errorf("after recovery /private: %+v, want disallowed for good", d)
+	}
+	if n := s.hits.Load(); n != 2 {
+		t.Errorf("robots.txt fetched %d times, want 2 (the 503, then once when ErrorTTL ended)", n)
+	}
+}
+
 func TestCache_Unreachable(t *testing.T) {
 	rdb, keys := testenv.Redis(t)
 	s := httptest.NewServer(http.NotFoundHandler())
