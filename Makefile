@@ -15,7 +15,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.7.0
 COMPOSE ?= $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build test check fmt-check vet staticcheck deadcode fuzz k8s-check bench demo up down clean
+.PHONY: all build test check fmt-check vet staticcheck deadcode layers fuzz k8s-check bench demo up down clean
 
 all: build
 
@@ -23,7 +23,8 @@ build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/crawler
 
 ## test: formatting, vet, staticcheck, bounded fuzzing, and every test against
-## real Redis and MongoDB-wire servers (started here when none answers)
+## a redis-server and an embedded FerretDB of its own (CRAWLER_TEST_REDIS,
+## CRAWLER_TEST_MONGO name others)
 test: check fuzz k8s-check
 	./scripts/with-test-servers.sh $(GO) test -parallel $(TESTPARALLEL) $(TESTFLAGS) $(PKGS)
 
@@ -33,7 +34,7 @@ test: check fuzz k8s-check
 k8s-check: build
 	cd deploy/k8s && CRAWLER_BIN=$(abspath $(BIN)) $(GO) test -count=1 ./...
 
-check: fmt-check vet staticcheck deadcode
+check: fmt-check vet staticcheck deadcode layers
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -45,6 +46,12 @@ vet:
 
 staticcheck:
 	$(GO) run $(STATICCHECK) ./...
+
+## layers: every package imports only downward (helpers, cluster,
+## components, client, roles, test support, the bench harness, mains), as
+## tools/layers lists them; no core package imports the bench or a main
+layers:
+	$(GO) test -count=1 ./tools/layers
 
 ## deadcode: no function the shipped mains cannot reach, but those
 ## scripts/deadcode.allow names with a reason

@@ -11,6 +11,7 @@ import (
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/membership"
 	"github.com/crawler-dev/crawler/store"
 )
@@ -332,13 +333,13 @@ func TestClient_Submit_refusesInvalid(t *testing.T) {
 	ctx := testCtx(t)
 	for _, tt := range []struct {
 		name string
-		edit func(*cluster.JobSpec)
+		edit func(*jobspec.Job)
 		want string
 	}{
-		{"a name out of its alphabet", func(s *cluster.JobSpec) { s.Name = "News!" }, "name:"},
-		{"no seed", func(s *cluster.JobSpec) { s.Seeds = nil }, "seeds: at least one seed URL"},
-		{"a seed that is not http", func(s *cluster.JobSpec) { s.Seeds = []string{"ftp://example.com/"} }, "seeds[0]"},
-		{"a bad selector", func(s *cluster.JobSpec) { s.Fields = map[string]cluster.FieldRule{"title": {CSS: "h1[["}} }, "title"},
+		{"a name out of its alphabet", func(s *jobspec.Job) { s.Name = "News!" }, "name:"},
+		{"no seed", func(s *jobspec.Job) { s.Seeds = nil }, "seeds: at least one seed URL"},
+		{"a seed that is not http", func(s *jobspec.Job) { s.Seeds = []string{"ftp://example.com/"} }, "seeds[0]"},
+		{"a bad selector", func(s *jobspec.Job) { s.Fields = map[string]jobspec.FieldRule{"title": {CSS: "h1[["}} }, "title"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			spec := testJob("bad", "https://example.com/")

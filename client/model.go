@@ -7,13 +7,14 @@ import (
 	"strconv"
 
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // frontierEntries are the entries the job's rounds start from, as the
 // frontier keeps them ("<40 hex fingerprint> <list page>"): its seeds,
 // each of its kind, then one per sitemaps entry (for url: robots, one per
 // seed host), which the master walks.
-func frontierEntries(spec *cluster.JobSpec) ([]any, error) {
+func frontierEntries(spec *jobspec.Job) ([]any, error) {
 	out, err := seedEntries(spec)
 	if err != nil {
 		return nil, err
@@ -30,8 +31,8 @@ func frontierEntries(spec *cluster.JobSpec) ([]any, error) {
 
 // sitemapRoots are the URLs of a sitemaps entry's frontier entries: its
 // sitemap, or for url: robots the first seed of each seed host.
-func sitemapRoots(rule cluster.SitemapRule, seeds []string) []string {
-	if rule.URL != cluster.SitemapsFromRobots {
+func sitemapRoots(rule jobspec.SitemapRule, seeds []string) []string {
+	if rule.URL != jobspec.SitemapsFromRobots {
 		return []string{rule.URL}
 	}
 	var out []string

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // TestSubmit_kindsEntries: a job with page kinds, seeds of a kind and
@@ -13,7 +14,7 @@ import (
 // kind, and one sitemaps entry per sitemap (per seed host for url: robots).
 func TestSubmit_kindsEntries(t *testing.T) {
 	c, rdb, keys := newTestClient(t)
-	spec, err := cluster.ParseJobSpec(strings.NewReader(`name: m-kinds
+	spec, err := jobspec.Parse(strings.NewReader(`name: m-kinds
 seeds: ["https://a.example/", "https://a.example/x", {url: "https://b.example/p/1", kind: product}]
 sitemaps: [{url: robots, kind: product}, {url: "https://c.example/sitemap.xml", kind: product}]
 allowed_domains: [a.example, b.example, c.example]

@@ -5,14 +5,15 @@ import (
 	"fmt"
 
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/proxy"
 )
 
 // proxyWarnings say why a job that requires proxies waits: the pool holds
 // no usable proxy. Nothing when the job is finished, does not require
 // proxies, or the pool cannot be read.
-func (c *Client) proxyWarnings(ctx context.Context, spec *cluster.JobSpec, st *Status) []string {
-	if st.State == cluster.StateFinished || spec.Proxy != cluster.ProxyRequire {
+func (c *Client) proxyWarnings(ctx context.Context, spec *jobspec.Job, st *Status) []string {
+	if st.State == cluster.StateFinished || spec.Proxy != jobspec.ProxyRequire {
 		return nil
 	}
 	pool, err := proxy.NewPool(c.rdb, c.keys, proxy.DefaultPoolOptions())

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // TestClient_Status_requireEmptyPool: a job that requires proxies while the
@@ -17,7 +18,7 @@ func TestClient_Status_requireEmptyPool(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	spec := testJob("proxied", "https://example.com/")
-	spec.Proxy = cluster.ProxyRequire
+	spec.Proxy = jobspec.ProxyRequire
 	if err := c.Submit(ctx, spec); err != nil {
 		t.Fatal(err)
 	}

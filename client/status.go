@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/queue"
 )
 
@@ -153,7 +154,7 @@ func (c *Client) status(ctx context.Context, job string, maxSlaves int) (*Status
 	st.Counters.WaitingForRenderer = depth.RenderWait
 	st.Slaves = slaveCounts(stats, depth)
 	st.Counters.RoundCounts, st.Rounds = recrawlCounts(stats)
-	if spec, err := cluster.DecodeJobSpec([]byte(specCmd.Val())); err == nil {
+	if spec, err := jobspec.Decode([]byte(specCmd.Val())); err == nil {
 		st.Kinds, st.Warnings = kindStatus(spec, stats, st.Counters)
 		st.Warnings = append(st.Warnings, c.proxyWarnings(ctx, spec, st)...)
 		st.Warnings = append(st.Warnings, c.renderWarnings(ctx, st)...)

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // KindCounts are one page kind's counters. Once the job is finished,
@@ -24,7 +25,7 @@ type KindCounts struct {
 
 // kindStatus gathers the per-kind counters and the warnings of a job
 // written with page kinds or in the short form.
-func kindStatus(spec *cluster.JobSpec, stats map[string]string, c Counters) (map[string]KindCounts, []string) {
+func kindStatus(spec *jobspec.Job, stats map[string]string, c Counters) (map[string]KindCounts, []string) {
 	n := func(k string) int64 { v, _ := strconv.ParseInt(stats[k], 10, 64); return v }
 	kinds := spec.PageKinds()
 	if spec.ShortForm() {
@@ -71,7 +72,7 @@ func kindRule(kind string, i int) string { return fmt.Sprintf("kinds.%s.links[%d
 
 // shortFormRule names the start kind's link rules of a job in the short
 // form as it writes them: next_link, detail_link.
-func shortFormRule(spec *cluster.JobSpec) func(string, int) string {
+func shortFormRule(spec *jobspec.Job) func(string, int) string {
 	return func(kind string, i int) string {
 		if i == 0 && spec.NextLink != nil {
 			return "next_link"
@@ -82,7 +83,7 @@ func shortFormRule(spec *cluster.JobSpec) func(string, int) string {
 
 // kindWarnings names the link rules and fields that matched nothing on
 // every page of their kind read so far (none before one is read).
-func kindWarnings(kinds map[string]cluster.PageKind, n func(string) int64, rule func(string, int) string) []string {
+func kindWarnings(kinds map[string]jobspec.PageKind, n func(string) int64, rule func(string, int) string) []string {
 	var out []string
 	for name, k := range kinds {
 		pages := n(cluster.KindPagesStat(name))

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // kindsJob is a job of a list kind and two item kinds, parsed as a user
@@ -32,7 +33,7 @@ kinds:
 // TestKindStatus: what status says of each kind, from the counters the
 // master and slaves keep in the job's stats hash.
 func TestKindStatus(t *testing.T) {
-	spec, err := cluster.ParseJobSpec(strings.NewReader(kindsJob))
+	spec, err := jobspec.Parse(strings.NewReader(kindsJob))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +91,7 @@ func TestKindStatus(t *testing.T) {
 // and its warnings name next_link and detail_link as the user wrote them.
 func TestKindStatus_shortForm(t *testing.T) {
 	spec := testJob("short", "http://127.0.0.1/")
-	spec.NextLink = &cluster.LinkRule{CSS: "a.next"}
+	spec.NextLink = &jobspec.LinkRule{CSS: "a.next"}
 	spec.ApplyDefaults()
 	if err := spec.Validate(); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/crawler-dev/crawler/canon"
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/dedup"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // ErrJobActive is returned when a job of the same name is pending or running.
@@ -33,7 +34,7 @@ const stagingTTL = time.Hour
 // stored apart from the spec, a chunk per command, so a job of a million
 // seeds neither blocks Redis nor weighs on every process that loads the
 // spec.
-func (c *Client) Submit(ctx context.Context, spec *cluster.JobSpec) error {
+func (c *Client) Submit(ctx context.Context, spec *jobspec.Job) error {
 	spec.ApplyDefaults()
 	if err := spec.Validate(); err != nil {
 		return err
@@ -91,7 +92,7 @@ const seedEntryBytes = 48
 // checkRoom refuses a job whose dupefilter and seeds Redis cannot hold,
 // saying how much they need: a job sized by mistake must not take Redis,
 // and every other client of it, down.
-func (c *Client) checkRoom(ctx context.Context, spec *cluster.JobSpec, jk cluster.JobKeys, seeds []any) error {
+func (c *Client) checkRoom(ctx context.Context, spec *jobspec.Job, jk cluster.JobKeys, seeds []any) error {
 	opts := dedup.JobOptions(spec.Dedup, jk)
 	if err := opts.Validate(); err != nil {
 		return fmt.Errorf("job: dedup: %w", err)
@@ -116,7 +117,7 @@ func (c *Client) checkRoom(ctx context.Context, spec *cluster.JobSpec, jk cluste
 
 // seedEntries canonicalizes and fingerprints the seeds, as the frontier
 // keeps list pages: "<40 hex fingerprint> <list page>".
-func seedEntries(spec *cluster.JobSpec) ([]any, error) {
+func seedEntries(spec *jobspec.Job) ([]any, error) {
 	out := make([]any, 0, len(spec.Seeds))
 	for i, s := range spec.Seeds {
 		fp, canon, err := canon.URLFingerprint(s)
@@ -124,7 +125,7 @@ func seedEntries(spec *cluster.JobSpec) ([]any, error) {
 			return nil, fmt.Errorf("job: seeds[%d]: %w", i, err)
 		}
 		page := cluster.ListPage{URL: canon}
-		if kind := spec.SeedKind(s); kind != cluster.KindStart {
+		if kind := spec.SeedKind(s); kind != jobspec.KindStart {
 			page.Kind = kind
 		}
 		out = append(out, fp.String()+" "+page.Encode())

@@ -14,13 +14,14 @@ import (
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/dedup"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
-func testJob(name string, seeds ...string) *cluster.JobSpec {
-	spec := cluster.DefaultJobSpec()
+func testJob(name string, seeds ...string) *jobspec.Job {
+	spec := jobspec.Default()
 	spec.Name, spec.Seeds = name, seeds
-	spec.DetailLink = &cluster.LinkRule{CSS: "a"}
-	spec.Fields = map[string]cluster.FieldRule{"title": {CSS: "h1"}}
+	spec.DetailLink = &jobspec.LinkRule{CSS: "a"}
+	spec.Fields = map[string]jobspec.FieldRule{"title": {CSS: "h1"}}
 	return &spec
 }
 
@@ -77,13 +78,13 @@ func memoryLimit(t *testing.T, rdb redis.UniversalClient) uint64 {
 // capacity doubles from a million, and on a host too big for the default
 // window's slices, the window gets the most slices and the lowest error
 // rate a job may have.
-func capacityBeyond(t *testing.T, jk cluster.JobKeys, d cluster.DedupSpec, limit uint64) cluster.DedupSpec {
+func capacityBeyond(t *testing.T, jk cluster.JobKeys, d jobspec.DedupSpec, limit uint64) jobspec.DedupSpec {
 	t.Helper()
 	widest := d
-	widest.Window, widest.Granularity = cluster.Duration(1000*time.Hour), cluster.Duration(time.Hour)
+	widest.Window, widest.Granularity = jobspec.Duration(1000*time.Hour), jobspec.Duration(time.Hour)
 	widest.ErrorRate = 1e-9
-	for _, shape := range []cluster.DedupSpec{d, widest} {
-		for shape.Capacity = 1_000_000; shape.Capacity <= cluster.MaxDedupCapacity; shape.Capacity *= 2 {
+	for _, shape := range []jobspec.DedupSpec{d, widest} {
+		for shape.Capacity = 1_000_000; shape.Capacity <= jobspec.MaxDedupCapacity; shape.Capacity *= 2 {
 			if dedup.EstimateBytes(dedup.JobOptions(shape, jk)) > limit {
 				return shape
 			}
@@ -145,7 +146,7 @@ func TestSubmit_manySeeds(t *testing.T) {
 		t.Errorf("the stored spec is %d bytes; the seeds must live apart from it", size)
 	}
 	raw, _ := rdb.Get(ctx, jk.Spec()).Bytes()
-	spec, err := cluster.DecodeJobSpec(raw)
+	spec, err := jobspec.Decode(raw)
 	if err != nil || spec.SeedCount != n || len(spec.Seeds) != 0 {
 		t.Errorf("stored spec: %d seeds inline, SeedCount %d, %v; want none inline and %d counted", len(spec.Seeds), spec.SeedCount, err, n)
 	}

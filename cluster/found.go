@@ -3,7 +3,6 @@ package cluster
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strconv"
 )
 
@@ -80,18 +79,6 @@ const (
 	KindStored    = "stored"
 	KindRecovered = "recovered"
 )
-
-// ItemKindNames are the names of the job's item kinds, sorted.
-func (s *JobSpec) ItemKindNames() []string {
-	var out []string
-	for name, k := range s.PageKinds() {
-		if k.Item {
-			out = append(out, name)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
 
 // KindStatPrefix starts every per-kind counter's stats field.
 const KindStatPrefix = "kind:"

@@ -3,13 +3,15 @@ package cluster
 import (
 	"reflect"
 	"testing"
+
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // TestTask_kindWire: tasks and list pages written before kinds decode as
 // the short form's kinds (detail, start); those with a kind keep it.
 func TestTask_kindWire(t *testing.T) {
 	old, err := DecodeTask(`{"u":"https://a.example/p/1","f":"ab","j":"j","n":1}`)
-	if err != nil || old.ItemKind() != KindDetail {
+	if err != nil || old.ItemKind() != jobspec.KindDetail {
 		t.Errorf("old task: %+v %v, want kind detail", old, err)
 	}
 	task := Task{URL: "https://a.example/p/1", FP: "ab", Job: "j", Kind: "product"}
@@ -17,7 +19,7 @@ func TestTask_kindWire(t *testing.T) {
 		t.Errorf("task round trip: %+v %v", got, err)
 	}
 	page, err := DecodeListPage(`{"u":"https://a.example/","d":0}`)
-	if err != nil || page.PageKind() != KindStart || page.Sitemap != 0 {
+	if err != nil || page.PageKind() != jobspec.KindStart || page.Sitemap != 0 {
 		t.Errorf("old list page: %+v %v, want kind start", page, err)
 	}
 	sm := ListPage{URL: "https://a.example/sitemap.xml", Kind: "product", Sitemap: 2}

@@ -3,6 +3,8 @@ package cluster
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // Task is one detail page to fetch, as it travels on a slave's queue. The
@@ -29,7 +31,7 @@ type Task struct {
 // ItemKind is the task's page kind, detail when it has none.
 func (t Task) ItemKind() string {
 	if t.Kind == "" {
-		return KindDetail
+		return jobspec.KindDetail
 	}
 	return t.Kind
 }
@@ -74,7 +76,7 @@ type ListPage struct {
 // PageKind is the list page's kind, start when it has none.
 func (p ListPage) PageKind() string {
 	if p.Kind == "" {
-		return KindStart
+		return jobspec.KindStart
 	}
 	return p.Kind
 }

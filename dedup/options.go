@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // Mode selects how a Filter remembers fingerprints.
@@ -120,7 +121,7 @@ type Options struct {
 // JobOptions returns the options of a job's detail-page dupefilter, as the
 // job spec sets them, under keys.Dedup(). The master builds its Filter
 // from them and the client estimates their memory before it submits.
-func JobOptions(spec cluster.DedupSpec, keys cluster.JobKeys) Options {
+func JobOptions(spec jobspec.DedupSpec, keys cluster.JobKeys) Options {
 	return Options{Mode: Mode(spec.Mode), Namespace: keys.Dedup(), Window: spec.Window.Std(),
 		Granularity: spec.Granularity.Std(), Capacity: spec.Capacity, ErrorRate: spec.ErrorRate}
 }

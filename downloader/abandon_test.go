@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // TestDownloader_abandonWaitingForWorker: a request that has its host's
@@ -26,16 +27,13 @@ func TestDownloader_abandonWaitingForWorker(t *testing.T) {
 	opts := fastOptions()
 	opts.Workers = 1
 	g := newRig(t, opts)
-	j := g.job(func(spec *cluster.JobSpec) { spec.PerHostConcurrency = 2 })
+	j := g.job(func(spec *jobspec.Job) { spec.PerHostConcurrency = 2 })
 	g.submit(j, s.URL+"/slow")
-	if !eventually(30*time.Second, func() bool { return s.count("/slow") == 1 }) {
-		t.Fatal("the slow page was not sent")
-	}
+	testenv.Eventually(t, 30*time.Second, "the slow page sent", func() bool { return s.count("/slow") == 1 })
 	abandon, stop := context.WithCancel(context.Background())
 	g.fetch(g.ctx, &Request{URL: s.URL + "/waiting", Job: j, Abandon: abandon})
-	if !eventually(30*time.Second, func() bool { return g.d.forWorker.Load() == 1 }) {
-		t.Fatal("the second page did not get its host's turn and wait for a worker")
-	}
+	testenv.Eventually(t, 30*time.Second, "the second page getting its host's turn and waiting for a worker",
+		func() bool { return g.d.forWorker.Load() == 1 })
 	stop()
 	res := g.wait(1, 30*time.Second)[0]
 	if res.Kind != Cancelled || res.Request.URL != s.URL+"/waiting" {
@@ -47,7 +45,6 @@ func TestDownloader_abandonWaitingForWorker(t *testing.T) {
 	// The host slot it held is free again: with 2 slots, one held by the
 	// slow page, another page gets its turn and waits for the worker.
 	g.submit(j, s.URL+"/next")
-	if !eventually(30*time.Second, func() bool { return g.d.forWorker.Load() == 1 }) {
-		t.Fatal("the abandoned request kept its host slot")
-	}
+	testenv.Eventually(t, 30*time.Second, "the abandoned request giving back its host slot",
+		func() bool { return g.d.forWorker.Load() == 1 })
 }

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/fetch"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/politeness"
 )
 
@@ -190,7 +190,7 @@ func TestDownloader_crawlDelay(t *testing.T) {
 		html(w, "<h1>page</h1>")
 	})
 	g := newRig(t, fastOptions())
-	j := g.job(func(s *cluster.JobSpec) { s.PerHostRPS = 0 })
+	j := g.job(func(s *jobspec.Job) { s.PerHostRPS = 0 })
 	for i := 0; i < 3; i++ {
 		g.submit(j, fmt.Sprintf("%s/p%d", s.URL, i))
 	}
@@ -262,7 +262,7 @@ func TestDownloader_kinds(t *testing.T) {
 		}
 	})
 	g := newRig(t, fastOptions())
-	j := g.job(func(s *cluster.JobSpec) {
+	j := g.job(func(s *jobspec.Job) {
 		s.UserAgent = "testbot/2.0 (+https://example.test/bot)"
 		s.Headers = map[string]string{"Accept-Language": "zh-CN,zh;q=0.9"}
 	})
@@ -311,7 +311,7 @@ func TestDownloader_hostCap(t *testing.T) {
 	opts := fastOptions()
 	opts.Workers = 3
 	g := newRig(t, opts)
-	j := g.job(func(s *cluster.JobSpec) { s.PerHostConcurrency, s.ObeyRobots = 2, false })
+	j := g.job(func(s *jobspec.Job) { s.PerHostConcurrency, s.ObeyRobots = 2, false })
 	for i := 0; i < 12; i++ {
 		g.submit(j, fmt.Sprintf("%s/p%d", slow.URL, i))
 	}
@@ -354,7 +354,7 @@ func TestDownloader_longRequest(t *testing.T) {
 	opts := fastOptions()
 	opts.HostLeaseTTL = 250 * time.Millisecond
 	g := newRig(t, opts)
-	j := g.job(func(s *cluster.JobSpec) { s.PerHostConcurrency, s.ObeyRobots = 1, false })
+	j := g.job(func(s *jobspec.Job) { s.PerHostConcurrency, s.ObeyRobots = 1, false })
 	for i := 0; i < 3; i++ {
 		g.submit(j, fmt.Sprintf("%s/p%d", s.URL, i))
 	}
@@ -373,7 +373,7 @@ func TestDownloader_longRequest(t *testing.T) {
 func TestDownloader_cancel(t *testing.T) {
 	s := newSite(t, func(w http.ResponseWriter, r *http.Request) { html(w, "<h1>x</h1>") })
 	g := newRig(t, fastOptions())
-	j := g.job(func(sp *cluster.JobSpec) { sp.PerHostRPS, sp.ObeyRobots = 0.2, false })
+	j := g.job(func(sp *jobspec.Job) { sp.PerHostRPS, sp.ObeyRobots = 0.2, false })
 	for i := 0; i < 5; i++ {
 		g.submit(j, fmt.Sprintf("%s/p%d", s.URL, i))
 	}
@@ -414,7 +414,7 @@ func TestDownloader_robotsRefusedAddress(t *testing.T) {
 	opts := fastOptions()
 	opts.MaxRobotsWait = time.Hour
 	g := newRig(t, opts)
-	g.submit(g.job(func(s *cluster.JobSpec) { s.AllowPrivateNetworks = false }), s.URL+"/page")
+	g.submit(g.job(func(s *jobspec.Job) { s.AllowPrivateNetworks = false }), s.URL+"/page")
 	r := g.wait(1, 30*time.Second)[0]
 	if r.Kind != Failed || r.Transient || !strings.Contains(fmt.Sprint(r.Err), "set allow_private_networks") {
 		t.Errorf("the page of a loopback site: %s, transient %v, %v; want a permanent failure naming allow_private_networks", r.Kind, r.Transient, r.Err)

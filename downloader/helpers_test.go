@@ -14,6 +14,7 @@ import (
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/fetch"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/proxy"
 	"github.com/crawler-dev/crawler/proxy/proxytest"
 )
@@ -46,7 +47,6 @@ func newRigWith(t *testing.T, opts Options, deps Deps) *rig {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	t.Cleanup(cancel)
 	fopts := fetch.DefaultOptions()
-	fopts.RetryBase = 10 * time.Millisecond
 	d, err := New(opts, Deps{Redis: rdb, Keys: keys, Fetcher: fetch.New(fopts), Renderer: deps.Renderer, Metrics: deps.Metrics})
 	if err != nil {
 		t.Fatal(err)
@@ -66,12 +66,12 @@ func fastOptions() Options {
 }
 
 // job is a job spec on loopback sites with the given tweaks.
-func (g *rig) job(tweak func(*cluster.JobSpec)) *Job {
+func (g *rig) job(tweak func(*jobspec.Job)) *Job {
 	g.t.Helper()
-	spec := cluster.DefaultJobSpec()
+	spec := jobspec.Default()
 	spec.Name, spec.Seeds, spec.AllowPrivateNetworks = "test", []string{"http://127.0.0.1/"}, true
-	spec.DetailLink = &cluster.LinkRule{CSS: "a"}
-	spec.Fields = map[string]cluster.FieldRule{"t": {CSS: "h1"}}
+	spec.DetailLink = &jobspec.LinkRule{CSS: "a"}
+	spec.Fields = map[string]jobspec.FieldRule{"t": {CSS: "h1"}}
 	spec.PerHostRPS, spec.MaxRetries = 1000, 2
 	if tweak != nil {
 		tweak(&spec)
@@ -204,16 +204,6 @@ func (g *rig) banned(srv *proxytest.Server, host string) bool {
 	}
 	_, err = g.rdb.ZScore(g.ctx, g.keys.Proxies().Ban(host), string(p.ID())).Result()
 	return err == nil
-}
-
-// eventually polls cond every 20ms until it holds or timeout passes.
-func eventually(timeout time.Duration, cond func() bool) bool {
-	for end := time.Now().Add(timeout); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		if cond() {
-			return true
-		}
-	}
-	return cond()
 }
 
 // hostOf is the host:port of a test server's URL.

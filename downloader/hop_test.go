@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // hopSite is a site of redirects: a chain that ends on a page, a loop, a
@@ -63,7 +63,7 @@ func TestDownloader_RedirectHops(t *testing.T) {
 	s := hopSite(t, other.URL)
 	g := newRig(t, fastOptions())
 	const rps = 5
-	j := g.job(func(sp *cluster.JobSpec) {
+	j := g.job(func(sp *jobspec.Job) {
 		sp.PerHostRPS, sp.AllowedDomains = rps, []string{"127.0.0.1", "127.0.0.2"}
 	})
 	for _, p := range []string{"/a", "/loop/1", "/to-private", "/offsite", "/to-other"} {

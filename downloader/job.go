@@ -8,9 +8,9 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/fetch"
 	"github.com/crawler-dev/crawler/internal/ctxtime"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/politeness"
 	"github.com/crawler-dev/crawler/proxy"
 	"github.com/crawler-dev/crawler/robots"
@@ -26,7 +26,7 @@ type Job struct {
 	// Name is the job's name.
 	Name string
 	// Spec is the job's spec.
-	Spec    *cluster.JobSpec
+	Spec    *jobspec.Job
 	jar     http.CookieJar
 	robots  *robots.Cache
 	banText [][]byte // Spec.BanText in lower case
@@ -34,7 +34,7 @@ type Job struct {
 
 // NewJob prepares a job's requests. Make one per job and process and keep
 // it: it holds the job's cookies and parsed robots.txt files.
-func (d *Downloader) NewJob(spec *cluster.JobSpec) (*Job, error) {
+func (d *Downloader) NewJob(spec *jobspec.Job) (*Job, error) {
 	j := &Job{Name: spec.Name, Spec: spec, banText: banTexts(spec.BanText)}
 	if spec.Cookies {
 		j.jar = fetch.NewJar()
@@ -150,7 +150,7 @@ func (d *Downloader) getRobots(ctx context.Context, req fetch.Request) (*fetch.P
 // cooling down, at its cap or, for https, unable to tunnel); errNoProxy
 // means the job requires a proxy and none is free now.
 func (d *Downloader) pickProxy(ctx context.Context, j *Job, u *url.URL, exclude []proxy.ID) (*proxy.Picked, error) {
-	if j.Spec.Proxy == cluster.ProxyOff || (j.Spec.Proxy == cluster.ProxyAuto && d.counts.none(ctx, d.pool)) {
+	if j.Spec.Proxy == jobspec.ProxyOff || (j.Spec.Proxy == jobspec.ProxyAuto && d.counts.none(ctx, d.pool)) {
 		return nil, nil // no pick at all: a script call per request saved while the pool is empty
 	}
 	p, err := d.pool.Pick(ctx, u, exclude)
@@ -162,7 +162,7 @@ func (d *Downloader) pickProxy(ctx context.Context, j *Job, u *url.URL, exclude 
 	switch {
 	case err == nil:
 		return &p, nil
-	case noneFree(err) && j.Spec.Proxy == cluster.ProxyAuto:
+	case noneFree(err) && j.Spec.Proxy == jobspec.ProxyAuto:
 		return nil, nil // auto: direct when no proxy is usable for this request
 	case errors.Is(err, proxy.ErrBusy):
 		return nil, errProxyBusy // require: wait a moment for a slot

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/fetch"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/metrics"
 )
 
@@ -23,7 +23,7 @@ func TestDownloader_politenessMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := newMeteredRig(t, reg)
-	j := g.job(func(s *cluster.JobSpec) { s.PerHostConcurrency, s.ObeyRobots = 2, false })
+	j := g.job(func(s *jobspec.Job) { s.PerHostConcurrency, s.ObeyRobots = 2, false })
 	// Six at once wait for the host's two slots; then six one after the
 	// other go at once.
 	const pages = 6

@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/fetch"
+	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/proxy"
 	"github.com/crawler-dev/crawler/proxy/proxytest"
 )
@@ -30,9 +31,9 @@ func TestDownloader_requireProxy(t *testing.T) {
 		html(w, "<h1>page</h1>")
 	})
 	g := newRig(t, fastOptions())
-	j := g.job(func(sp *cluster.JobSpec) { sp.Proxy = cluster.ProxyRequire })
+	j := g.job(func(sp *jobspec.Job) { sp.Proxy = jobspec.ProxyRequire })
 	g.submit(j, s.URL+"/page")
-	time.Sleep(500 * time.Millisecond)
+	testenv.Eventually(t, 10*time.Second, "the page waiting for a proxy", func() bool { return g.d.waits.len() == 1 })
 	if n := s.count("/page") + s.count("/robots.txt"); n != 0 {
 		t.Fatalf("with an empty pool the site got %d direct requests", n)
 	}
@@ -73,7 +74,7 @@ func TestDownloader_requireProxy(t *testing.T) {
 func TestDownloader_proxyFault(t *testing.T) {
 	s := newSite(t, func(w http.ResponseWriter, r *http.Request) { html(w, "<h1>page</h1>") })
 	g := newRig(t, fastOptions())
-	j := g.job(func(sp *cluster.JobSpec) { sp.Proxy, sp.ObeyRobots, sp.MaxRetries = cluster.ProxyRequire, false, 0 })
+	j := g.job(func(sp *jobspec.Job) { sp.Proxy, sp.ObeyRobots, sp.MaxRetries = jobspec.ProxyRequire, false, 0 })
 	good, err := proxytest.NewHTTP()
 	if err != nil {
 		t.Fatal(err)
@@ -126,12 +127,12 @@ func TestDownloader_proxyBanned(t *testing.T) {
 	g := newRig(t, fastOptions())
 	px := g.seedProxies(false, func() (*proxytest.Server, error) { return proxytest.NewHostBan(hostOf(s.URL)) }, proxytest.NewHTTP)
 	banned, good := px[0], px[1]
-	j := g.job(func(sp *cluster.JobSpec) { sp.Proxy, sp.ObeyRobots, sp.MaxRetries = cluster.ProxyRequire, false, 2 })
+	j := g.job(func(sp *jobspec.Job) { sp.Proxy, sp.ObeyRobots, sp.MaxRetries = jobspec.ProxyRequire, false, 2 })
 	g.refusedThrough(t, j, s.URL, banned, good, "fetched within 2 tries",
 		func(r Result) bool { return r.Kind == Fetched && r.Tries <= 2 })
 
 	t.Run("max_retries 0", func(t *testing.T) {
-		j := g.job(func(sp *cluster.JobSpec) { sp.Proxy, sp.ObeyRobots, sp.MaxRetries = cluster.ProxyRequire, false, 0 })
+		j := g.job(func(sp *jobspec.Job) { sp.Proxy, sp.ObeyRobots, sp.MaxRetries = jobspec.ProxyRequire, false, 0 })
 		g.clearBans(hostOf(s.URL))
 		for i := 0; i < 20; i++ {
 			g.submit(j, fmt.Sprintf("%s/q%d", s.URL, i))
@@ -152,7 +153,7 @@ func TestDownloader_proxyBanned(t *testing.T) {
 		}
 	})
 	t.Run("direct", func(t *testing.T) {
-		g.submit(g.job(func(sp *cluster.JobSpec) { sp.Proxy, sp.ObeyRobots = cluster.ProxyOff, false }), s.URL+"/forbidden")
+		g.submit(g.job(func(sp *jobspec.Job) { sp.Proxy, sp.ObeyRobots = jobspec.ProxyOff, false }), s.URL+"/forbidden")
 		if r := g.wait(1, 30*time.Second)[0]; r.Kind != Failed || r.Tries != 1 || r.Transient {
 			t.Errorf("a direct 403: %s after %d tries, transient %v; want failed at once, permanent", r.Kind, r.Tries, r.Transient)
 		}
@@ -175,8 +176,8 @@ func TestDownloader_banText(t *testing.T) {
 	g := newRig(t, fastOptions())
 	px := g.seedProxies(false, proxytest.NewTransparent, proxytest.NewHTTP)
 	transparent, good := px[0], px[1]
-	j := g.job(func(sp *cluster.JobSpec) {
-		sp.Proxy, sp.ObeyRobots, sp.MaxRetries = cluster.ProxyRequire, false, 2
+	j := g.job(func(sp *jobspec.Job) {
+		sp.Proxy, sp.ObeyRobots, sp.MaxRetries = jobspec.ProxyRequire, false, 2
 		sp.BanText = []string{"Access denied", "captcha"}
 	})
 	g.refusedThrough(t, j, s.URL, transparent, good, "the real page", func(r Result) bool {
@@ -184,8 +185,8 @@ func TestDownloader_banText(t *testing.T) {
 	})
 
 	t.Run("direct", func(t *testing.T) {
-		g.submit(g.job(func(sp *cluster.JobSpec) {
-			sp.Proxy, sp.ObeyRobots, sp.MaxRetries, sp.BanText = cluster.ProxyOff, false, 1, []string{"captcha"}
+		g.submit(g.job(func(sp *jobspec.Job) {
+			sp.Proxy, sp.ObeyRobots, sp.MaxRetries, sp.BanText = jobspec.ProxyOff, false, 1, []string{"captcha"}
 		}), s.URL+"/blocked")
 		r := g.wait(1, 30*time.Second)[0]
 		if r.Kind != Failed || r.Tries != 2 || !errors.Is(r.Err, ErrBanPage) || !strings.Contains(r.Err.Error(), `"captcha"`) {
@@ -215,7 +216,7 @@ func TestDownloader_autoNoUsableProxy(t *testing.T) {
 	if err := pool.Report(g.ctx, picked, proxy.Banned(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	auto := g.job(func(sp *cluster.JobSpec) { sp.Proxy, sp.ObeyRobots = cluster.ProxyAuto, false })
+	auto := g.job(func(sp *jobspec.Job) { sp.Proxy, sp.ObeyRobots = jobspec.ProxyAuto, false })
 	g.submit(auto, s.URL+"/banned")
 	g.submit(auto, tls.URL+"/tunnel")
 	g.wait(2, 20*time.Second)
@@ -229,11 +230,10 @@ func TestDownloader_autoNoUsableProxy(t *testing.T) {
 		t.Errorf("the proxy relayed %d requests, want none", n)
 	}
 
-	require := g.job(func(sp *cluster.JobSpec) { sp.Proxy, sp.ObeyRobots = cluster.ProxyRequire, false })
+	require := g.job(func(sp *jobspec.Job) { sp.Proxy, sp.ObeyRobots = jobspec.ProxyRequire, false })
 	g.submit(require, s.URL+"/waits")
-	if !eventually(10*time.Second, func() bool { return g.d.waits.len() == 1 }) {
-		t.Fatalf("require, the only proxy banned: %d requests wait for a proxy, want 1", g.d.waits.len())
-	}
+	testenv.Eventually(t, 10*time.Second, "require, the only proxy banned: 1 request waiting for a proxy",
+		func() bool { return g.d.waits.len() == 1 })
 	if n := s.count("/waits"); n != 0 {
 		t.Errorf("require sent the page directly %d times", n)
 	}
@@ -264,13 +264,11 @@ func TestDownloader_proxyWaitCheap(t *testing.T) {
 	calls := &scriptCalls{first: map[string]string{
 		"pick": g.keys.Proxies().Usable(), "acquire": g.keys.Politeness(0).Hosts()}}
 	g.rdb.AddHook(calls)
-	j := g.job(func(sp *cluster.JobSpec) { sp.Proxy, sp.ObeyRobots = cluster.ProxyRequire, false })
+	j := g.job(func(sp *jobspec.Job) { sp.Proxy, sp.ObeyRobots = jobspec.ProxyRequire, false })
 	for i := 0; i < pages; i++ {
 		g.submit(j, fmt.Sprintf("%s/p%d", s.URL, i))
 	}
-	if !eventually(10*time.Second, func() bool { return calls.count("pick") > 0 }) {
-		t.Fatal("no page asked for a proxy")
-	}
+	testenv.Eventually(t, 10*time.Second, "a page asking for a proxy", func() bool { return calls.count("pick") > 0 })
 	// The first page learned there is none free; from now on the others
 	// wait with it. (Its own slot may have been asked for, once.)
 	start, acquires0 := time.Now(), calls.count("acquire")
@@ -279,14 +277,14 @@ func TestDownloader_proxyWaitCheap(t *testing.T) {
 		picks, acquires := calls.count("pick"), calls.count("acquire")-acquires0
 		// The first leases granted (up to the host's cap of 8) each learn
 		// there is none; then one pick per ProxyWait for all.
-		if limit := cluster.DefaultPerHostConcurrency + 1 + int(elapsed/opts.ProxyWait); picks > limit {
+		if limit := jobspec.DefaultPerHostConcurrency + 1 + int(elapsed/opts.ProxyWait); picks > limit {
 			t.Fatalf("%d picks in %s for %d waiting pages, want at most 8 and one per %s", picks, elapsed, pages, opts.ProxyWait)
 		}
 		// The pages that entered the gate before the wait began pass it
 		// in a few rounds (each books for the host's free slots: a cap's
 		// worth); then the process renews what it holds once per
 		// heartbeat (a second at most); the waiting pages add nothing.
-		if limit := 3 + pages/cluster.DefaultPerHostConcurrency + int(elapsed/time.Second); acquires > limit {
+		if limit := 3 + pages/jobspec.DefaultPerHostConcurrency + int(elapsed/time.Second); acquires > limit {
 			t.Fatalf("waiting pages asked their host's budget %d times in %s, want at most %d (heartbeats)", acquires, elapsed, limit)
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -332,7 +330,7 @@ func TestDownloader_robotsWaitForProxy(t *testing.T) {
 	if err := pool.Report(g.ctx, picked, proxy.Banned(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	j := g.job(func(sp *cluster.JobSpec) { sp.Proxy = cluster.ProxyRequire })
+	j := g.job(func(sp *jobspec.Job) { sp.Proxy = jobspec.ProxyRequire })
 	stuckCtx, giveUp := context.WithCancel(g.ctx)
 	t.Cleanup(giveUp) // ends the robots.txt fetch that waits for a proxy
 	for i := 0; i < 100; i++ {
@@ -369,7 +367,7 @@ func TestDownloader_proxyBusy(t *testing.T) {
 	if err := g.rdb.HSet(g.ctx, g.keys.Proxies().Caps(), string(p.ID()), 1).Err(); err != nil {
 		t.Fatal(err)
 	}
-	j := g.job(func(sp *cluster.JobSpec) { sp.Proxy, sp.ObeyRobots = cluster.ProxyRequire, false })
+	j := g.job(func(sp *jobspec.Job) { sp.Proxy, sp.ObeyRobots = jobspec.ProxyRequire, false })
 	for i := 0; i < pages; i++ {
 		g.submit(j, fmt.Sprintf("%s/p%d", s.URL, i))
 	}

@@ -10,8 +10,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/fetch"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/proxy"
 )
 
@@ -19,7 +19,7 @@ import (
 // while the pool holds none, before it asks anything of the site (its
 // robots.txt included) directly.
 func (d *Downloader) waitForPool(ctx context.Context, r *Request, u *url.URL) error {
-	for r.Job.Spec.Proxy == cluster.ProxyRequire && d.counts.none(ctx, d.pool) {
+	for r.Job.Spec.Proxy == jobspec.ProxyRequire && d.counts.none(ctx, d.pool) {
 		if _, err := d.waits.waitAny(ctx, u); err != nil {
 			return err
 		}
@@ -30,7 +30,7 @@ func (d *Downloader) waitForPool(ctx context.Context, r *Request, u *url.URL) er
 // mustWaitForProxy reports whether r must wait for a proxy without asking:
 // its job requires one and other requests to its target wait already.
 func (d *Downloader) mustWaitForProxy(r *Request) bool {
-	return r.Job.Spec.Proxy == cluster.ProxyRequire && d.waits.waiting(r.target)
+	return r.Job.Spec.Proxy == jobspec.ProxyRequire && d.waits.waiting(r.target)
 }
 
 // pickFor picks the proxy r goes through, or nil to go direct;

@@ -8,15 +8,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/extract"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/proxy/proxytest"
 )
 
 // jobFrom parses a job file and prepares it on g.
 func (g *rig) jobFrom(yaml string) *Job {
 	g.t.Helper()
-	spec, err := cluster.ParseJobSpec(strings.NewReader(yaml))
+	spec, err := jobspec.Parse(strings.NewReader(yaml))
 	if err != nil {
 		g.t.Fatal(err)
 	}

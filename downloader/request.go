@@ -57,7 +57,7 @@ type Request struct {
 	// Started, when set, is called once, on the worker, just before the
 	// page's first request is sent (a slave marks its task begun).
 	Started func()
-	// Kind is the page's kind; a kind that renders (cluster.JobSpec.RenderOf)
+	// Kind is the page's kind; a kind that renders (jobspec.Job.RenderOf)
 	// is loaded in the Downloader's Renderer once fetched.
 	Kind string
 	// AllowNonHTML fetches a page that is not HTML (a JSON page, a

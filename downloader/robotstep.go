@@ -49,7 +49,7 @@ func (d *Downloader) allowed(ctx context.Context, r *Request, u *url.URL) (polit
 					"fetch %s: the site did not answer for robots.txt (%s) in %d tries", r.URL, robots.Origin(u), r.tries)}, false
 			}
 			d.deps.Metrics.Retried(1)
-			wait = d.backoff(r.tries, nil)
+			wait = d.opts.Backoff(r.tries, nil)
 		case dec.Temporary:
 			if since.IsZero() {
 				since = time.Now()

@@ -3,7 +3,6 @@ package downloader
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"time"
@@ -121,7 +120,7 @@ func (d *Downloader) settle(r *Request, a attempt, picked *proxy.Picked) (res Re
 		if picked != nil {
 			r.excluded = append(r.excluded, picked.ID()) // a retry goes through another proxy
 		}
-		return res, d.backoff(r.tries, fe), false
+		return res, d.opts.Backoff(r.tries, fe), false
 	default:
 		res.Kind, res.Err, res.Transient = Failed, a.err, fetch.IsTransient(a.err)
 		d.deps.Metrics.Failed(failureKind(fe))
@@ -160,19 +159,6 @@ func bodyBytes(p *fetch.Page) int64 {
 		return 0
 	}
 	return int64(len(p.Body))
-}
-
-// backoff is how long the tries'th failed attempt waits: exponential from
-// RetryBase with jitter, capped at RetryMax, or the site's Retry-After
-// when longer.
-func (d *Downloader) backoff(tries int, fe *fetch.Error) time.Duration {
-	wait := d.opts.RetryBase << min(tries-1, 20)
-	wait = min(wait, d.opts.RetryMax)
-	wait = wait/2 + time.Duration(rand.Int64N(int64(wait/2)+1))
-	if fe != nil && fe.RetryAfter > wait {
-		wait = fe.RetryAfter
-	}
-	return wait
 }
 
 // answer is the status the site sent (0 for none) and its Retry-After.

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/politeness"
 )
 
@@ -50,7 +50,7 @@ func TestDownloader_flakyHostKeepsRate(t *testing.T) {
 		html(w, "<h1>page</h1>")
 	})
 	g := newRig(t, fastOptions())
-	j := g.job(func(sp *cluster.JobSpec) { sp.ObeyRobots, sp.PerHostRPS, sp.PerHostConcurrency = false, 200, 4 })
+	j := g.job(func(sp *jobspec.Job) { sp.ObeyRobots, sp.PerHostRPS, sp.PerHostConcurrency = false, 200, 4 })
 	const pages = 200
 	for i := range pages {
 		if i%20 == 0 { // one page in twenty answers 503 once
@@ -95,7 +95,7 @@ func TestDownloader_overloadedHostSlows(t *testing.T) {
 	opts := fastOptions()
 	opts.RetryBase, opts.RetryMax = 10*time.Millisecond, 20*time.Millisecond
 	g := newRig(t, opts)
-	j := g.job(func(sp *cluster.JobSpec) {
+	j := g.job(func(sp *jobspec.Job) {
 		sp.ObeyRobots, sp.PerHostRPS, sp.PerHostConcurrency, sp.MaxRetries = false, 500, 4, 10
 	})
 	for i := range 100 {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
-	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // BenchmarkHostile measures issue 18's hostile selector on n nested divs,
@@ -49,8 +49,8 @@ func BenchmarkHostile(b *testing.B) {
 }
 
 func hostileKind(b *testing.B) *Kind {
-	return compileKinds(b, map[string]cluster.PageKind{"k": {Item: true,
-		Fields: map[string]cluster.FieldRule{"x": {CSS: hostileSelector}}}}).Kind("k")
+	return compileKinds(b, map[string]jobspec.PageKind{"k": {Item: true,
+		Fields: map[string]jobspec.FieldRule{"x": {CSS: hostileSelector}}}}).Kind("k")
 }
 
 // BenchmarkPage measures the pages a crawl sees, goquery beside this
@@ -68,7 +68,7 @@ func BenchmarkPage(b *testing.B) {
 			doc.Find("a.next").Each(func(int, *goquery.Selection) {})
 		}
 	})
-	spec := &cluster.JobSpec{NextLink: &cluster.LinkRule{CSS: "a.next"}, DetailLink: &cluster.LinkRule{CSS: ".item a"},
+	spec := &jobspec.Job{NextLink: &jobspec.LinkRule{CSS: "a.next"}, DetailLink: &jobspec.LinkRule{CSS: ".item a"},
 		Fields: detailRules}
 	rules, err := CompileJob(spec)
 	if err != nil {
@@ -76,7 +76,7 @@ func BenchmarkPage(b *testing.B) {
 	}
 	b.Run("list/extract", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := rules.Kind(cluster.KindStart).Extract(context.Background(), "https://example.com/list/2", list); err != nil {
+			if _, err := rules.Kind(jobspec.KindStart).Extract(context.Background(), "https://example.com/list/2", list); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -94,7 +94,7 @@ func BenchmarkPage(b *testing.B) {
 	})
 	b.Run("detail/extract", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := rules.Kind(cluster.KindDetail).Extract(context.Background(), "https://example.com/detail/7", detail); err != nil {
+			if _, err := rules.Kind(jobspec.KindDetail).Extract(context.Background(), "https://example.com/detail/7", detail); err != nil {
 				b.Fatal(err)
 			}
 		}

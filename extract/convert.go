@@ -11,7 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // errNoNumber and the like say why a value did not convert.
@@ -29,15 +29,15 @@ var (
 // url values.
 func convert(typ, s string, base *url.URL) (any, error) {
 	switch typ {
-	case cluster.TypeNumber:
+	case jobspec.TypeNumber:
 		return ParseNumber(s)
-	case cluster.TypeInteger:
+	case jobspec.TypeInteger:
 		return ParseInteger(s)
-	case cluster.TypeDate:
+	case jobspec.TypeDate:
 		return ParseDate(s)
-	case cluster.TypeBool:
+	case jobspec.TypeBool:
 		return ParseBool(s)
-	case cluster.TypeURL:
+	case jobspec.TypeURL:
 		return resolveURL(base, s)
 	}
 	return s, nil

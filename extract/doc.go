@@ -22,7 +22,7 @@
 // extract_limit), and a cancelled context stops the work too. JSON nested
 // deeper than MaxJSONDepth is refused before gjson, which recurses once
 // per level, reads it (ErrTooDeep), and the gjson modifiers a page could
-// blow up are refused when a job is compiled (cluster.CheckJSONPath).
+// blow up are refused when a job is compiled (jobspec.CheckJSONPath).
 //
 // Document, Parse, Links and Fields are the calls of the short form's
 // master and slaves; they run on the same engine.

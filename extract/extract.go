@@ -11,7 +11,7 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
-	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // Document is a parsed HTML page and the URL it came from.
@@ -99,7 +99,7 @@ func (d *Document) Err() error {
 // the rule's allow or deny leaves out. They are not yet resolved: callers
 // canonicalize them against Base. A rule that does not compile, or work
 // past the document's budget (see Err), gives none.
-func (d *Document) Links(rule *cluster.LinkRule) []string {
+func (d *Document) Links(rule *jobspec.LinkRule) []string {
 	if rule == nil {
 		return nil
 	}
@@ -146,7 +146,7 @@ func isNonHTTP(ref string) bool {
 // type gives its converted value (see Result.Fields); conversion errors
 // and missing required fields are not reported here: Kind.Extract reports
 // them.
-func (d *Document) Fields(rules map[string]cluster.FieldRule) map[string]any {
+func (d *Document) Fields(rules map[string]jobspec.FieldRule) map[string]any {
 	out := make(map[string]any, len(rules))
 	res := &Result{Fields: out}
 	p := d.legacyPage()
@@ -160,13 +160,13 @@ func (d *Document) Fields(rules map[string]cluster.FieldRule) map[string]any {
 }
 
 // emptyValue is a field's value when nothing could be selected.
-func emptyValue(r cluster.FieldRule) any {
+func emptyValue(r jobspec.FieldRule) any {
 	switch {
-	case r.All && (r.Type == "" || r.Type == cluster.TypeString):
+	case r.All && (r.Type == "" || r.Type == jobspec.TypeString):
 		return []string{}
 	case r.All:
 		return []any{}
-	case r.Type == "" || r.Type == cluster.TypeString:
+	case r.Type == "" || r.Type == jobspec.TypeString:
 		return ""
 	}
 	return nil

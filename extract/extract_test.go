@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -62,7 +62,7 @@ func parse(t *testing.T, pageURL, body string) *Document {
 }
 
 // detailRules are the contract's example fields plus the edge cases.
-var detailRules = map[string]cluster.FieldRule{
+var detailRules = map[string]jobspec.FieldRule{
 	"title":       {CSS: "h1"},
 	"body":        {CSS: "#content"},
 	"tags":        {CSS: ".tag", All: true},
@@ -82,9 +82,9 @@ func TestDocument_golden(t *testing.T) {
 	t.Run("list page links", func(t *testing.T) {
 		doc := parseFile(t, "https://example.com/list/2", "list.html")
 		golden(t, "list.links.golden.json", map[string][]string{
-			"detail_link":    doc.Links(&cluster.LinkRule{CSS: ".item a", Attr: "href"}),
-			"next_link":      doc.Links(&cluster.LinkRule{CSS: "a.next"}),
-			"next_link_data": doc.Links(&cluster.LinkRule{CSS: "a.next", Attr: "data-href"}),
+			"detail_link":    doc.Links(&jobspec.LinkRule{CSS: ".item a", Attr: "href"}),
+			"next_link":      doc.Links(&jobspec.LinkRule{CSS: "a.next"}),
+			"next_link_data": doc.Links(&jobspec.LinkRule{CSS: "a.next", Attr: "data-href"}),
 		})
 	})
 	t.Run("detail page fields and text", func(t *testing.T) {
@@ -98,7 +98,7 @@ func TestDocument_golden(t *testing.T) {
 
 func TestDocument_Links(t *testing.T) {
 	doc := parseFile(t, "https://example.com/list/2", "list.html")
-	got := doc.Links(&cluster.LinkRule{CSS: ".item a", Attr: "href"})
+	got := doc.Links(&jobspec.LinkRule{CSS: ".item a", Attr: "href"})
 	want := []string{"/detail/1?cat=a", "../detail/2", "https://other.example.org/x", "detail/3#c", "//cdn.example.com/detail/4"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Links = %q\nwant %q", got, want)
@@ -106,7 +106,7 @@ func TestDocument_Links(t *testing.T) {
 	if got := doc.Links(nil); got != nil {
 		t.Errorf("Links(nil) = %q, want nil", got)
 	}
-	if got := doc.Links(&cluster.LinkRule{CSS: ".nothing"}); len(got) != 0 {
+	if got := doc.Links(&jobspec.LinkRule{CSS: ".nothing"}); len(got) != 0 {
 		t.Errorf("Links(.nothing) = %q, want none", got)
 	}
 }
@@ -131,7 +131,7 @@ func TestParse_base(t *testing.T) {
 	t.Run("base resolves src and href fields", func(t *testing.T) {
 		doc := parse(t, "https://example.com/news/1", `<head><base href="https://cdn.example.net/assets/"></head>
 			<body><img class="main" src="7.jpg"><a class="s" href="../up">s</a></body>`)
-		got := doc.Fields(map[string]cluster.FieldRule{"image": {CSS: "img.main", Attr: "src"}, "s": {CSS: "a.s", Attr: "href"}})
+		got := doc.Fields(map[string]jobspec.FieldRule{"image": {CSS: "img.main", Attr: "src"}, "s": {CSS: "a.s", Attr: "href"}})
 		want := map[string]any{"image": "https://cdn.example.net/assets/7.jpg", "s": "https://cdn.example.net/up"}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("Fields = %v, want %v", got, want)
@@ -188,7 +188,7 @@ func TestDocument_Text(t *testing.T) {
 		t.Errorf("Text =\n %q\nwant\n %q", got, want)
 	}
 	t.Run("does not change the document", func(t *testing.T) {
-		if g := doc.Fields(map[string]cluster.FieldRule{"s": {CSS: "body > script"}})["s"]; g != `document.write("tracking");` {
+		if g := doc.Fields(map[string]jobspec.FieldRule{"s": {CSS: "body > script"}})["s"]; g != `document.write("tracking");` {
 			t.Errorf("script after Text = %q, want it still there", g)
 		}
 	})
@@ -206,7 +206,7 @@ func TestDocument_Fields_textBoundaries(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := parse(t, "https://example.com/", tc.html)
-			if got := doc.Fields(map[string]cluster.FieldRule{"x": {CSS: "#x"}})["x"]; got != tc.want {
+			if got := doc.Fields(map[string]jobspec.FieldRule{"x": {CSS: "#x"}})["x"]; got != tc.want {
 				t.Errorf("text = %q, want %q", got, tc.want)
 			}
 		})

@@ -4,7 +4,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // fieldRule is a compiled field rule.
@@ -18,7 +18,7 @@ type fieldRule struct {
 	required bool
 }
 
-func compileField(name string, f cluster.FieldRule) (*fieldRule, error) {
+func compileField(name string, f jobspec.FieldRule) (*fieldRule, error) {
 	sel, err := compileSelector(f.CSS, f.XPath, f.JSON, f.JSONLD)
 	if err != nil {
 		return nil, err
@@ -29,7 +29,7 @@ func compileField(name string, f cluster.FieldRule) (*fieldRule, error) {
 	}
 	typ := f.Type
 	if typ == "" {
-		typ = cluster.TypeString
+		typ = jobspec.TypeString
 	}
 	return &fieldRule{name: name, sel: sel, attr: f.Attr, all: f.All, regex: re, typ: typ, required: f.Required}, nil
 }
@@ -86,7 +86,7 @@ func (p *page) cut(f *fieldRule, vals []value) ([]value, error) {
 // convertFirst is a field without all: its first value, "" or nil when
 // there is none.
 func (p *page) convertFirst(f *fieldRule, vals []value, res *Result) any {
-	if f.typ == cluster.TypeString {
+	if f.typ == jobspec.TypeString {
 		if len(vals) == 0 {
 			return ""
 		}
@@ -100,7 +100,7 @@ func (p *page) convertFirst(f *fieldRule, vals []value, res *Result) any {
 
 // convertAll is a field with all: every non-empty value, converted.
 func (p *page) convertAll(f *fieldRule, vals []value, res *Result) any {
-	if f.typ == cluster.TypeString {
+	if f.typ == jobspec.TypeString {
 		out := []string{}
 		for _, v := range vals {
 			if v.text != "" {
@@ -133,9 +133,9 @@ func (p *page) convertOne(f *fieldRule, v value, res *Result) any {
 // JSON's syntax, not as text (where "1.000" groups thousands).
 func convertValue(typ string, v value, base *url.URL) (any, error) {
 	switch {
-	case v.num && typ == cluster.TypeNumber:
+	case v.num && typ == jobspec.TypeNumber:
 		return jsonNumber(v.text)
-	case v.num && typ == cluster.TypeInteger:
+	case v.num && typ == jobspec.TypeInteger:
 		return jsonInteger(v.text)
 	}
 	return convert(typ, v.text, base)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // fuzzBudget is the small budget the JSON fuzz targets extract with, so
@@ -67,12 +67,12 @@ func FuzzJSONPath(f *testing.F) {
 		f.Add([]byte(seed.body), seed.path)
 	}
 	f.Fuzz(func(t *testing.T, body []byte, path string) {
-		if path == "" || len(body) > 1<<16 || len(path) > 256 || cluster.CheckJSONPath(path) != nil {
+		if path == "" || len(body) > 1<<16 || len(path) > 256 || jobspec.CheckJSONPath(path) != nil {
 			return
 		}
-		k := compileKinds(t, map[string]cluster.PageKind{"api": {Format: cluster.FormatJSON, Item: true,
-			Links:  []cluster.LinkRule{{JSON: path, Kind: "api"}},
-			Fields: map[string]cluster.FieldRule{"all": {JSON: path, All: true}, "n": {JSON: path, Type: "integer"}}}}).Kind("api")
+		k := compileKinds(t, map[string]jobspec.PageKind{"api": {Format: jobspec.FormatJSON, Item: true,
+			Links:  []jobspec.LinkRule{{JSON: path, Kind: "api"}},
+			Fields: map[string]jobspec.FieldRule{"all": {JSON: path, All: true}, "n": {JSON: path, Type: "integer"}}}}).Kind("api")
 		k.Budget = fuzzBudget
 		var res *Result
 		var err error
@@ -99,12 +99,12 @@ func FuzzJSONLD(f *testing.F) {
 		f.Add(seed.block, seed.path)
 	}
 	f.Fuzz(func(t *testing.T, block, path string) {
-		if path == "" || len(block) > 1<<16 || len(path) > 256 || cluster.CheckJSONPath(path) != nil {
+		if path == "" || len(block) > 1<<16 || len(path) > 256 || jobspec.CheckJSONPath(path) != nil {
 			return
 		}
 		page := ldPage(block, `{"brand":{"name":"Acme"}}`)
-		k := compileKinds(t, map[string]cluster.PageKind{"p": {Item: true,
-			Fields: map[string]cluster.FieldRule{"all": {JSONLD: path, All: true}, "n": {JSONLD: path, Type: "number"}}}}).Kind("p")
+		k := compileKinds(t, map[string]jobspec.PageKind{"p": {Item: true,
+			Fields: map[string]jobspec.FieldRule{"all": {JSONLD: path, All: true}, "n": {JSONLD: path, Type: "number"}}}}).Kind("p")
 		k.Budget = fuzzBudget
 		doc, err := Parse("https://example.com/p", page)
 		if err != nil {

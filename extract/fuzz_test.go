@@ -11,7 +11,7 @@ import (
 
 	"github.com/andybalholm/cascadia"
 
-	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // fuzzPage is the URL every fuzzed page comes from.
@@ -63,8 +63,8 @@ func FuzzDocument(f *testing.F) {
 		if !doc.Base().IsAbs() {
 			t.Fatalf("Base %q is not absolute", doc.Base())
 		}
-		checkLinks(t, doc, doc.Links(&cluster.LinkRule{CSS: css, Attr: attr}))
-		rules := map[string]cluster.FieldRule{"one": {CSS: css, Attr: attr}, "all": {CSS: css, Attr: attr, All: true},
+		checkLinks(t, doc, doc.Links(&jobspec.LinkRule{CSS: css, Attr: attr}))
+		rules := map[string]jobspec.FieldRule{"one": {CSS: css, Attr: attr}, "all": {CSS: css, Attr: attr, All: true},
 			"text": {CSS: css}, "chosen": {CSS: css, Attr: attr, All: all}}
 		fields := doc.Fields(rules)
 		checkFields(t, doc, rules, fields, utf8.Valid(body))
@@ -99,7 +99,7 @@ func checkLinks(t *testing.T, doc *Document, links []string) {
 	}
 }
 
-func checkFields(t *testing.T, doc *Document, rules map[string]cluster.FieldRule, fields map[string]any, validIn bool) {
+func checkFields(t *testing.T, doc *Document, rules map[string]jobspec.FieldRule, fields map[string]any, validIn bool) {
 	t.Helper()
 	if len(fields) != len(rules) {
 		t.Errorf("Fields returned %d fields for %d rules", len(fields), len(rules))

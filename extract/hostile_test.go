@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // nestedLists is n "[" then n "]".
@@ -26,8 +26,8 @@ func ldPage(blocks ...string) []byte {
 
 func brandKind(t *testing.T, budget Budget) *Kind {
 	t.Helper()
-	k := compileKinds(t, map[string]cluster.PageKind{"p": {Item: true,
-		Fields: map[string]cluster.FieldRule{"brand": {JSONLD: "brand.name"}}}}).Kind("p")
+	k := compileKinds(t, map[string]jobspec.PageKind{"p": {Item: true,
+		Fields: map[string]jobspec.FieldRule{"brand": {JSONLD: "brand.name"}}}}).Kind("p")
 	k.Budget = budget
 	return k
 }
@@ -108,8 +108,8 @@ func TestKind_Extract_jsonLDGraph(t *testing.T) {
 // decodes to deep JSON (@fromstr) is refused the same way.
 func TestKind_Extract_deepJSON(t *testing.T) {
 	api := func(path string) *Kind {
-		return compileKinds(t, map[string]cluster.PageKind{"api": {Format: cluster.FormatJSON,
-			Links: []cluster.LinkRule{{JSON: path, Kind: "api"}}}}).Kind("api")
+		return compileKinds(t, map[string]jobspec.PageKind{"api": {Format: jobspec.FormatJSON,
+			Links: []jobspec.LinkRule{{JSON: path, Kind: "api"}}}}).Kind("api")
 	}
 	_, err := api("items.#.url").Extract(context.Background(), "https://example.com/api", []byte(nestedLists(5_000_000)))
 	if !errors.Is(err, ErrTooDeep) || FailureKind(err) != FailureLimit || !strings.Contains(err.Error(), "json nested deeper than 512 levels") {
@@ -132,19 +132,19 @@ func TestKind_Extract_deepJSON(t *testing.T) {
 func TestCompile_explodingModifiers(t *testing.T) {
 	for _, path := range []string{"@pretty", "items|@pretty:{\"indent\":\"\\t\"}", "@dig:name", "[a,@dig:b]",
 		`@flatten:{"deep":true}`, "@valid", "a|@fromstr|b|@fromstr", "#(a==1)|@pretty"} {
-		for _, kind := range []cluster.PageKind{
-			{Format: cluster.FormatJSON, Links: []cluster.LinkRule{{JSON: path, Kind: "k"}}},
-			{Item: true, Fields: map[string]cluster.FieldRule{"f": {JSONLD: path}}},
+		for _, kind := range []jobspec.PageKind{
+			{Format: jobspec.FormatJSON, Links: []jobspec.LinkRule{{JSON: path, Kind: "k"}}},
+			{Item: true, Fields: map[string]jobspec.FieldRule{"f": {JSONLD: path}}},
 		} {
-			_, err := Compile(map[string]cluster.PageKind{"k": kind})
+			_, err := Compile(map[string]jobspec.PageKind{"k": kind})
 			if err == nil || !strings.Contains(err.Error(), "kinds.k.") || !strings.Contains(err.Error(), "supported") {
 				t.Errorf("Compile(%q) = %v, want an error naming the rule", path, err)
 			}
 		}
 	}
 	for _, path := range []string{"items.#.url", "@reverse", "@flatten", `\@pretty`, "a.@this", "s|@fromstr|a", "mail@pretty"} {
-		kind := cluster.PageKind{Format: cluster.FormatJSON, Links: []cluster.LinkRule{{JSON: path, Kind: "k"}}}
-		if _, err := Compile(map[string]cluster.PageKind{"k": kind}); err != nil {
+		kind := jobspec.PageKind{Format: jobspec.FormatJSON, Links: []jobspec.LinkRule{{JSON: path, Kind: "k"}}}
+		if _, err := Compile(map[string]jobspec.PageKind{"k": kind}); err != nil {
 			t.Errorf("Compile(%q): %v", path, err)
 		}
 	}
@@ -162,9 +162,9 @@ func TestKind_Extract_regexCounted(t *testing.T) {
 		fmt.Fprintf(&page, `<a href="p%d">x</a><p>%s %d</p>`, i, strings.Repeat("word ", 1_000), i)
 	}
 	page.WriteString("</body></html>")
-	k := compileKinds(t, map[string]cluster.PageKind{"p": {Item: true,
-		Links:  []cluster.LinkRule{{CSS: "a", Kind: "p", Allow: `/p\d+$`, Deny: `print`}},
-		Fields: map[string]cluster.FieldRule{"n": {CSS: "p", All: true, Regex: `(\d+)$`}}}}).Kind("p")
+	k := compileKinds(t, map[string]jobspec.PageKind{"p": {Item: true,
+		Links:  []jobspec.LinkRule{{CSS: "a", Kind: "p", Allow: `/p\d+$`, Deny: `print`}},
+		Fields: map[string]jobspec.FieldRule{"n": {CSS: "p", All: true, Regex: `(\d+)$`}}}}).Kind("p")
 	res, err := k.Extract(context.Background(), "https://example.com/", []byte(page.String()))
 	if err != nil {
 		t.Fatal(err)
@@ -209,8 +209,8 @@ func TestConvert_exponents(t *testing.T) {
 		}
 	}
 
-	k := compileKinds(t, map[string]cluster.PageKind{"api": {Format: cluster.FormatJSON, Item: true,
-		Fields: map[string]cluster.FieldRule{"big": {JSON: "big", Type: "integer"}, "text": {JSON: "text", Type: "integer"},
+	k := compileKinds(t, map[string]jobspec.PageKind{"api": {Format: jobspec.FormatJSON, Item: true,
+		Fields: map[string]jobspec.FieldRule{"big": {JSON: "big", Type: "integer"}, "text": {JSON: "text", Type: "integer"},
 			"hex": {JSON: "hex", Type: "integer"}, "huge": {JSON: "huge", Type: "number"}, "thousand": {JSON: "thousand", Type: "number"}}}}).Kind("api")
 	res, err := k.Extract(context.Background(), "https://example.com/api",
 		[]byte(`{"big":1e18,"text":"1e18","hex":"0x1F","huge":1e400,"thousand":1.000}`))
@@ -231,7 +231,7 @@ func TestConvert_exponents(t *testing.T) {
 // TestKind_Extract_linkBytes (issue 29): the links of a page are bounded
 // in bytes: 50,000 short links under an 8 KB <base href> made 400 MB of
 // URLs (604 MB peak in a run, 9 s before the budget stopped it); a link
-// longer than a seed may be (cluster.MaxURLBytes) is invalid.
+// longer than a seed may be (jobspec.MaxURLBytes) is invalid.
 func TestKind_Extract_linkBytes(t *testing.T) {
 	page := func(baseLen, links int) []byte {
 		var b strings.Builder
@@ -241,14 +241,14 @@ func TestKind_Extract_linkBytes(t *testing.T) {
 		}
 		return []byte(b.String())
 	}
-	k := compileKinds(t, map[string]cluster.PageKind{"list": {Links: []cluster.LinkRule{{CSS: "a", Kind: "list"}}}}).Kind("list")
+	k := compileKinds(t, map[string]jobspec.PageKind{"list": {Links: []jobspec.LinkRule{{CSS: "a", Kind: "list"}}}}).Kind("list")
 	_, err := k.Extract(context.Background(), "https://example.com/", page(8_000, 5_000))
 	if !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), "links of more than") {
 		t.Errorf("5,000 links of 8 KB: %v, want ErrLimit for the links' bytes", err)
 	}
-	res, err := k.Extract(context.Background(), "https://example.com/", page(cluster.MaxURLBytes, 1_000))
+	res, err := k.Extract(context.Background(), "https://example.com/", page(jobspec.MaxURLBytes, 1_000))
 	if err != nil || len(res.Links) != 0 || res.Invalid != 1_000 {
-		t.Fatalf("links longer than %d bytes: %v, %+v; want all invalid", cluster.MaxURLBytes, err, res)
+		t.Fatalf("links longer than %d bytes: %v, %+v; want all invalid", jobspec.MaxURLBytes, err, res)
 	}
 }
 
@@ -257,8 +257,8 @@ func TestKind_Extract_linkBytes(t *testing.T) {
 // 250 KB of text read it 400 times (100 MB), uncounted.
 func TestKind_Extract_nestedText(t *testing.T) {
 	page := strings.Repeat("<div>", 400) + strings.Repeat("text ", 50_000) + strings.Repeat("</div>", 400)
-	k := compileKinds(t, map[string]cluster.PageKind{"p": {Item: true,
-		Fields: map[string]cluster.FieldRule{"all": {CSS: "div", All: true}}}}).Kind("p")
+	k := compileKinds(t, map[string]jobspec.PageKind{"p": {Item: true,
+		Fields: map[string]jobspec.FieldRule{"all": {CSS: "div", All: true}}}}).Kind("p")
 	k.Budget = Budget{Base: 100_000}
 	if _, err := k.Extract(context.Background(), "https://example.com/", []byte(page)); !errors.Is(err, ErrLimit) {
 		t.Errorf("400 nested divs of 250 KB, a budget of 100k units: %v, want ErrLimit", err)

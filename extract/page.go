@@ -11,7 +11,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/crawler-dev/crawler/canon"
-	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // page is one page being extracted: its HTML tree (or JSON body), the
@@ -77,12 +77,12 @@ func compileSelector(css, xp, jsonPath, jsonld string) (selectorRule, error) {
 		}
 		return selectorRule{xpath: e}, nil
 	case jsonPath != "":
-		if err := cluster.CheckJSONPath(jsonPath); err != nil {
+		if err := jobspec.CheckJSONPath(jsonPath); err != nil {
 			return selectorRule{}, fmt.Errorf("json: %w", err)
 		}
 		return selectorRule{json: jsonPath}, nil
 	case jsonld != "":
-		if err := cluster.CheckJSONPath(jsonld); err != nil {
+		if err := jobspec.CheckJSONPath(jsonld); err != nil {
 			return selectorRule{}, fmt.Errorf("jsonld: %w", err)
 		}
 		return selectorRule{jsonld: jsonld}, nil
@@ -211,13 +211,13 @@ func (p *page) itemValue(it xpathItem, attr string) string {
 // linkRule is a compiled link rule.
 type linkRule struct {
 	index       int
-	spec        cluster.LinkRule
+	spec        jobspec.LinkRule
 	sel         selectorRule
 	attr        string
 	allow, deny *pattern
 }
 
-func compileLink(l cluster.LinkRule) (*linkRule, error) {
+func compileLink(l jobspec.LinkRule) (*linkRule, error) {
 	sel, err := compileSelector(l.CSS, l.XPath, l.JSON, "")
 	if err != nil {
 		return nil, err
@@ -324,9 +324,9 @@ const resolvePasses = 4
 // resolveLink resolves a reference against the page, filters it by the
 // rule's allow and deny and canonicalizes it; a reference not kept is
 // counted in res as invalid or filtered. A link longer than a seed may be
-// (cluster.MaxURLBytes) is invalid.
+// (jobspec.MaxURLBytes) is invalid.
 func (p *page) resolveLink(l *linkRule, ref string, baseLen int, res *Result) (link string, kept bool, err error) {
-	if len(ref) > cluster.MaxURLBytes {
+	if len(ref) > jobspec.MaxURLBytes {
 		res.Invalid++
 		return "", false, nil
 	}
@@ -339,7 +339,7 @@ func (p *page) resolveLink(l *linkRule, ref string, baseLen int, res *Result) (l
 		return "", false, nil
 	}
 	abs.Fragment, abs.RawFragment = "", ""
-	if link = abs.String(); len(link) > cluster.MaxURLBytes {
+	if link = abs.String(); len(link) > jobspec.MaxURLBytes {
 		res.Invalid++
 		return "", false, nil
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // Rules is a job's page kinds compiled for extraction: compiled once per
@@ -31,13 +31,13 @@ type Kind struct {
 
 // CompileJob compiles a job's page kinds (the short form's two kinds for a
 // job written in the short form).
-func CompileJob(spec *cluster.JobSpec) (*Rules, error) {
+func CompileJob(spec *jobspec.Job) (*Rules, error) {
 	return Compile(spec.PageKinds())
 }
 
 // Compile compiles page kinds. Errors name the rule as a job file does
 // ("kinds.product.fields.price.css: ...").
-func Compile(kinds map[string]cluster.PageKind) (*Rules, error) {
+func Compile(kinds map[string]jobspec.PageKind) (*Rules, error) {
 	r := &Rules{kinds: map[string]*Kind{}}
 	for name, pk := range kinds {
 		k, err := compileKind(name, pk)
@@ -62,7 +62,7 @@ func (r *Rules) Names() []string {
 	return names
 }
 
-func compileKind(name string, pk cluster.PageKind) (*Kind, error) {
+func compileKind(name string, pk jobspec.PageKind) (*Kind, error) {
 	k := &Kind{Name: name, Item: pk.Item, JSON: pk.JSONPage()}
 	for i, l := range pk.Links {
 		lr, err := compileLink(l)
@@ -83,8 +83,8 @@ func compileKind(name string, pk cluster.PageKind) (*Kind, error) {
 }
 
 // LinkRules returns the kind's link rules as the job gives them.
-func (k *Kind) LinkRules() []cluster.LinkRule {
-	out := make([]cluster.LinkRule, len(k.links))
+func (k *Kind) LinkRules() []jobspec.LinkRule {
+	out := make([]jobspec.LinkRule, len(k.links))
 	for i, l := range k.links {
 		out[i] = l.spec
 	}

@@ -9,20 +9,20 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // productKind uses every selector and every conversion on
 // testdata/product.html.
-var productKind = cluster.PageKind{
+var productKind = jobspec.PageKind{
 	Item: true,
-	Links: []cluster.LinkRule{
+	Links: []jobspec.LinkRule{
 		{CSS: "a.related", Kind: "product", Deny: `print=`},
 		{XPath: "//nav[@class='crumbs']/a/@href", Kind: "category", Allow: `/c/`},
 		{CSS: "a.next", Attr: "data-href", Kind: "reviews"},
 		{CSS: ".no-such-link", Kind: "product"},
 	},
-	Fields: map[string]cluster.FieldRule{
+	Fields: map[string]jobspec.FieldRule{
 		"title":       {CSS: "h1", Required: true},
 		"price":       {CSS: ".price", Type: "number"},
 		"prices":      {CSS: ".price", All: true, Type: "number"},
@@ -51,7 +51,7 @@ var productKind = cluster.PageKind{
 	},
 }
 
-func compileKinds(t testing.TB, kinds map[string]cluster.PageKind) *Rules {
+func compileKinds(t testing.TB, kinds map[string]jobspec.PageKind) *Rules {
 	t.Helper()
 	r, err := Compile(kinds)
 	if err != nil {
@@ -72,7 +72,7 @@ func readTestdata(t testing.TB, name string) []byte {
 // TestKind_Extract_product: every selector kind and conversion on a real
 // product page, against a golden file.
 func TestKind_Extract_product(t *testing.T) {
-	rules := compileKinds(t, map[string]cluster.PageKind{"product": productKind})
+	rules := compileKinds(t, map[string]jobspec.PageKind{"product": productKind})
 	res, err := rules.Kind("product").Extract(context.Background(), "https://shop.example/p/1", readTestdata(t, "product.html"))
 	if err != nil {
 		t.Fatal(err)
@@ -123,10 +123,10 @@ func TestKind_Extract_product(t *testing.T) {
 // TestKind_Extract_json: a JSON page's links and fields by gjson path;
 // JSON numbers are read as numbers.
 func TestKind_Extract_json(t *testing.T) {
-	rules := compileKinds(t, map[string]cluster.PageKind{"api": {
+	rules := compileKinds(t, map[string]jobspec.PageKind{"api": {
 		Format: "json", Item: true,
-		Links: []cluster.LinkRule{{JSON: "items.#.url", Kind: "product"}, {JSON: "next", Kind: "api"}},
-		Fields: map[string]cluster.FieldRule{
+		Links: []jobspec.LinkRule{{JSON: "items.#.url", Kind: "product"}, {JSON: "next", Kind: "api"}},
+		Fields: map[string]jobspec.FieldRule{
 			"titles": {JSON: "items.#.title", All: true},
 			"first":  {JSON: "items.0.title"},
 			"prices": {JSON: "items.#.price", All: true, Type: "number"},
@@ -169,9 +169,9 @@ func TestKind_Extract_json(t *testing.T) {
 // TestKind_Extract_shortForm: the short form's kinds, compiled from a job,
 // find what the old calls found.
 func TestKind_Extract_shortForm(t *testing.T) {
-	spec := &cluster.JobSpec{
-		NextLink:   &cluster.LinkRule{CSS: "a.next", Attr: "href"},
-		DetailLink: &cluster.LinkRule{CSS: ".item a", Attr: "href"},
+	spec := &jobspec.Job{
+		NextLink:   &jobspec.LinkRule{CSS: "a.next", Attr: "href"},
+		DetailLink: &jobspec.LinkRule{CSS: ".item a", Attr: "href"},
 		Fields:     detailRules,
 	}
 	rules, err := CompileJob(spec)
@@ -179,13 +179,13 @@ func TestKind_Extract_shortForm(t *testing.T) {
 		t.Fatal(err)
 	}
 	list := readTestdata(t, "list.html")
-	res, err := rules.Kind(cluster.KindStart).Extract(context.Background(), "https://example.com/list/2", list)
+	res, err := rules.Kind(jobspec.KindStart).Extract(context.Background(), "https://example.com/list/2", list)
 	if err != nil {
 		t.Fatal(err)
 	}
 	doc := parseFile(t, "https://example.com/list/2", "list.html")
 	var want []string
-	for _, rule := range []*cluster.LinkRule{spec.NextLink, spec.DetailLink} {
+	for _, rule := range []*jobspec.LinkRule{spec.NextLink, spec.DetailLink} {
 		for _, ref := range doc.Links(rule) {
 			if u, err := doc.Base().Parse(ref); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
 				u.Fragment = ""
@@ -200,7 +200,7 @@ func TestKind_Extract_shortForm(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("start links = %q\nwant %q", got, want)
 	}
-	detail, err := rules.Kind(cluster.KindDetail).Extract(context.Background(), "https://example.com/detail/7?cat=tech", readTestdata(t, "detail.html"))
+	detail, err := rules.Kind(jobspec.KindDetail).Extract(context.Background(), "https://example.com/detail/7?cat=tech", readTestdata(t, "detail.html"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,12 +216,12 @@ func TestKind_Extract_shortForm(t *testing.T) {
 // stops extraction.
 func TestKind_Extract_hostile(t *testing.T) {
 	page := hostilePage(300)
-	rules := compileKinds(t, map[string]cluster.PageKind{
-		"css": {Item: true, Fields: map[string]cluster.FieldRule{"x": {CSS: hostileSelector}}},
-		"xpath": {Item: true, Fields: map[string]cluster.FieldRule{
+	rules := compileKinds(t, map[string]jobspec.PageKind{
+		"css": {Item: true, Fields: map[string]jobspec.FieldRule{"x": {CSS: hostileSelector}}},
+		"xpath": {Item: true, Fields: map[string]jobspec.FieldRule{
 			"x": {XPath: "//div//div//div//div//div//a"},
 		}},
-		"quadratic": {Item: true, Fields: map[string]cluster.FieldRule{
+		"quadratic": {Item: true, Fields: map[string]jobspec.FieldRule{
 			"x": {XPath: "//div[count(.//div[contains(., 'nothing')]) > 1000]"},
 		}},
 	})
@@ -254,16 +254,16 @@ func TestKind_Extract_hostile(t *testing.T) {
 // TestCompile_errors: a rule that does not compile is named by its path.
 func TestCompile_errors(t *testing.T) {
 	for _, tc := range []struct {
-		kind cluster.PageKind
+		kind jobspec.PageKind
 		want string
 	}{
-		{cluster.PageKind{Links: []cluster.LinkRule{{CSS: "a[", Kind: "x"}}}, "kinds.k.links[0].css: "},
-		{cluster.PageKind{Links: []cluster.LinkRule{{XPath: "//a[", Kind: "x"}}}, "kinds.k.links[0].xpath: "},
-		{cluster.PageKind{Links: []cluster.LinkRule{{CSS: "a", Allow: "(", Kind: "x"}}}, "kinds.k.links[0].allow: "},
-		{cluster.PageKind{Item: true, Fields: map[string]cluster.FieldRule{"f": {CSS: "p", Regex: "["}}}, "kinds.k.fields.f.regex: "},
-		{cluster.PageKind{Item: true, Fields: map[string]cluster.FieldRule{"f": {}}}, "kinds.k.fields.f.css: selector is empty"},
+		{jobspec.PageKind{Links: []jobspec.LinkRule{{CSS: "a[", Kind: "x"}}}, "kinds.k.links[0].css: "},
+		{jobspec.PageKind{Links: []jobspec.LinkRule{{XPath: "//a[", Kind: "x"}}}, "kinds.k.links[0].xpath: "},
+		{jobspec.PageKind{Links: []jobspec.LinkRule{{CSS: "a", Allow: "(", Kind: "x"}}}, "kinds.k.links[0].allow: "},
+		{jobspec.PageKind{Item: true, Fields: map[string]jobspec.FieldRule{"f": {CSS: "p", Regex: "["}}}, "kinds.k.fields.f.regex: "},
+		{jobspec.PageKind{Item: true, Fields: map[string]jobspec.FieldRule{"f": {}}}, "kinds.k.fields.f.css: selector is empty"},
 	} {
-		if _, err := Compile(map[string]cluster.PageKind{"k": tc.kind}); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := Compile(map[string]jobspec.PageKind{"k": tc.kind}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Compile(%+v) = %v, want an error with %q", tc.kind, err, tc.want)
 		}
 	}

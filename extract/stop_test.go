@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // TestParseContext_stops (issue 18): the Links and Fields calls of a
@@ -21,7 +21,7 @@ func TestParseContext_stops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fields := doc.Fields(map[string]cluster.FieldRule{"x": {XPath: "//div//p"}})
+	fields := doc.Fields(map[string]jobspec.FieldRule{"x": {XPath: "//div//p"}})
 	if !errors.Is(doc.Err(), context.Canceled) || fields["x"] != "" {
 		t.Errorf("fields %v, Err %v: want nothing and context.Canceled", fields, doc.Err())
 	}
@@ -37,7 +37,7 @@ func TestParseContext_stops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc.Fields(map[string]cluster.FieldRule{"walk": {XPath: "//div//div//div//div//div//a"}})
+	doc.Fields(map[string]jobspec.FieldRule{"walk": {XPath: "//div//div//div//div//div//a"}})
 	if !errors.Is(doc.Err(), ErrLimit) || FailureKind(doc.Err()) != FailureLimit {
 		t.Errorf("Err %v (kind %q), want ErrLimit, kind %s", doc.Err(), FailureKind(doc.Err()), FailureLimit)
 	}

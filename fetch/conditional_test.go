@@ -30,7 +30,7 @@ func fetchWith(t *testing.T, url string, v Validators) *Page {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	page, err := testFetcher(nil).Fetch(ctx, Request{URL: url, AllowPrivate: true, Validators: v})
+	page, err := testFetcher(nil).Do(ctx, Request{URL: url, AllowPrivate: true, Validators: v})
 	if err != nil {
 		t.Fatalf("Fetch with %+v: %v", v, err)
 	}
@@ -87,7 +87,7 @@ func TestUnaskedNotModifiedIsAnError(t *testing.T) {
 	s := newSite(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNotModified) })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	_, err := testFetcher(nil).Fetch(ctx, Request{URL: s.URL, AllowPrivate: true})
+	_, err := testFetcher(nil).Do(ctx, Request{URL: s.URL, AllowPrivate: true})
 	if fe := fetchError(t, err); fe.Status != http.StatusNotModified {
 		t.Fatalf("status %d, want 304", fe.Status)
 	}

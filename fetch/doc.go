@@ -5,7 +5,8 @@
 // another may help (Transient), whether a proxy rather than the site failed
 // (ProxyFault) and how long a 429 or 503 asked to wait (RetryAfter), so
 // that a scheduler can plan the next try without holding a worker.
-// Fetcher.Fetch retries with backoff on top of Do.
+// Retrying is the caller's: the downloader's one policy
+// (downloader.Options.Backoff) for a crawl and for crawler check alike.
 //
 // Each Request carries the job's settings: user agent, headers, cookie jar,
 // size and time limits, the hosts redirects may lead to, and the proxy to

@@ -87,13 +87,6 @@ func TestFetcher_droppedConnections(t *testing.T) {
 			readRequest(c)
 			answer(c, "<p>second try</p>")
 		}
-		t.Run(tc.name+"/Fetch retries", func(t *testing.T) {
-			s := newRawServer(t, serve)
-			p, err := testFetcher(nil).Fetch(context.Background(), Request{URL: s.URL(), AllowPrivate: true, MaxRetries: 2})
-			if err != nil || string(p.Body) != "<p>second try</p>" || p.Tries != 2 || s.conns.Load() != 2 {
-				t.Errorf("Fetch = %v, %v with %d connections; want the page in 2 tries", p, err, s.conns.Load())
-			}
-		})
 		t.Run(tc.name+"/Do says transient", func(t *testing.T) {
 			s := newRawServer(t, serve)
 			_, err := testFetcher(nil).Do(context.Background(), Request{URL: s.URL(), AllowPrivate: true})

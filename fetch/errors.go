@@ -34,8 +34,8 @@ type Error struct {
 	// 429 or 503 answer (seconds or an HTTP date, capped at MaxRetryAfter);
 	// 0 when it asked for none.
 	RetryAfter time.Duration
-	// Tries is how many requests were made: 1 from Do, up to
-	// Request.MaxRetries+1 from Fetch.
+	// Tries is how many requests were made: 1 from Do; a caller that
+	// retries (downloader) counts its own.
 	Tries int
 	// Err is the underlying cause, for errors.Is and errors.As. Show the
 	// failure with Error(): a misbehaving proxy can echo its credentials

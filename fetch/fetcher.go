@@ -12,9 +12,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/cenkalti/backoff/v4"
-	"github.com/crawler-dev/crawler/internal/ctxtime"
 )
 
 // Page is a fetched page.
@@ -74,8 +71,6 @@ type Fetcher struct {
 	private *http.Transport // for jobs with allow_private_networks
 	proxies *proxyTransports
 	memory  *memoryBudget // nil: no bound
-	// sleep waits between Fetch's tries; tests replace it.
-	sleep func(ctx context.Context, d time.Duration) error
 }
 
 // New returns a Fetcher. Zero options take their defaults.
@@ -93,7 +88,6 @@ func newFetcher(opts Options, tlsConf *tls.Config) *Fetcher {
 		private: newDirectTransport(privateAllowed, tlsConf),
 		proxies: newProxyTransports(opts.MaxProxyTransports, tlsConf),
 		memory:  newMemoryBudget(opts.MemoryBudget),
-		sleep:   ctxtime.Sleep,
 	}
 }
 
@@ -121,41 +115,12 @@ func newDirectTransport(control func(string, string, syscall.RawConn) error, tls
 	}
 }
 
-// Fetch gets req.URL, trying transient failures again up to req.MaxRetries
-// times. It waits between tries with exponential backoff and jitter
-// (Options.RetryBase up to RetryMax), and at least as long as a
-// Retry-After asked for, up to RetryMax. The error is an *Error.
-func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Page, error) {
-	// The options go in at construction: NewExponentialBackOff starts its
-	// first interval from InitialInterval, so setting the field afterwards
-	// would leave the first wait at the library's 500ms default.
-	policy := backoff.NewExponentialBackOff(
-		backoff.WithInitialInterval(f.opts.RetryBase),
-		backoff.WithMaxInterval(f.opts.RetryMax),
-		backoff.WithMaxElapsedTime(0))
-	for tries := 1; ; tries++ {
-		page, fe := f.attempt(ctx, req)
-		if fe == nil {
-			page.Tries = tries
-			return page, nil
-		}
-		fe.Tries = tries
-		if !fe.Transient || tries > req.MaxRetries {
-			return nil, fe
-		}
-		wait := max(policy.NextBackOff(), min(fe.RetryAfter, f.opts.RetryMax))
-		if err := f.sleep(ctx, wait); err != nil {
-			return nil, &Error{URL: req.URL, Tries: tries, Err: fmt.Errorf("%w (last try: %v)", err, fe),
-				secrets: fe.secrets}
-		}
-	}
-}
-
 // Do makes exactly one request for req (following redirects), without
-// waiting or retrying: callers that schedule their own retries use it. The
+// waiting or retrying: the caller schedules retries (the downloader's
+// policy, downloader.Options.Backoff). The
 // error is an *Error saying whether another try may help (Transient),
 // whether the proxy failed rather than the site (ProxyFault), and how long
-// a 429 or 503 asked to wait (RetryAfter). req.MaxRetries is ignored.
+// a 429 or 503 asked to wait (RetryAfter).
 func (f *Fetcher) Do(ctx context.Context, req Request) (*Page, error) {
 	page, fe := f.attempt(ctx, req)
 	if fe != nil {

@@ -45,20 +45,21 @@ func newSite(t *testing.T, h http.HandlerFunc) *site {
 	return s
 }
 
-// testFetcher is a Fetcher with fast retries.
+// testFetcher is a Fetcher with a 5s timeout.
 func testFetcher(edit func(*Options)) *Fetcher {
-	o := Options{Timeout: 5 * time.Second, RetryBase: time.Millisecond, RetryMax: 5 * time.Millisecond}
+	o := Options{Timeout: 5 * time.Second}
 	if edit != nil {
 		edit(&o)
 	}
 	return New(o)
 }
 
-func fetchPrivate(t *testing.T, f *Fetcher, url string, retries int) (*Page, error) {
+// fetchPrivate makes one request for url, loopback allowed.
+func fetchPrivate(t *testing.T, f *Fetcher, url string) (*Page, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	return f.Fetch(ctx, Request{URL: url, AllowPrivate: true, MaxRetries: retries})
+	return f.Do(ctx, Request{URL: url, AllowPrivate: true})
 }
 
 func mustEncode(t *testing.T, enc encoding.Encoding, s string) []byte {
@@ -83,7 +84,7 @@ func fetchError(t *testing.T, err error) *Error {
 	return fe
 }
 
-func TestFetcher_Fetch(t *testing.T) {
+func TestFetcher_Do(t *testing.T) {
 	t.Run("success", func(t *testing.T) {
 		var ua string
 		s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
@@ -91,9 +92,9 @@ func TestFetcher_Fetch(t *testing.T) {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			fmt.Fprint(w, "<html><body><h1>héllo</h1></body></html>")
 		})
-		p, err := fetchPrivate(t, testFetcher(func(o *Options) { o.UserAgent = "test-agent/1" }), s.URL+"/a", 3)
+		p, err := fetchPrivate(t, testFetcher(func(o *Options) { o.UserAgent = "test-agent/1" }), s.URL+"/a")
 		if err != nil {
-			t.Fatalf("Fetch: %v", err)
+			t.Fatalf("Do: %v", err)
 		}
 		if got, want := string(p.Body), "<html><body><h1>héllo</h1></body></html>"; got != want {
 			t.Errorf("Body = %q, want %q", got, want)
@@ -135,9 +136,9 @@ func TestFetcher_Fetch(t *testing.T) {
 				w.Header().Set("Content-Type", tc.contentType)
 				_, _ = w.Write(raw)
 			})
-			p, err := fetchPrivate(t, testFetcher(nil), s.URL, 0)
+			p, err := fetchPrivate(t, testFetcher(nil), s.URL)
 			if err != nil {
-				t.Fatalf("Fetch: %v", err)
+				t.Fatalf("Do: %v", err)
 			}
 			if string(p.Body) != tc.want {
 				t.Errorf("Body = %q, want %q", p.Body, tc.want)
@@ -150,7 +151,7 @@ func TestFetcher_Fetch(t *testing.T) {
 			_, _ = w.Write([]byte(strings.Repeat("x", 1025)))
 		})
 		f := testFetcher(func(o *Options) { o.MaxBodyBytes = 1024 })
-		_, err := fetchPrivate(t, f, s.URL, 3)
+		_, err := fetchPrivate(t, f, s.URL)
 		fe := fetchError(t, err)
 		if !errors.Is(err, ErrTooLarge) || fe.Transient || IsTransient(err) {
 			t.Errorf("error %v: Is(ErrTooLarge) = %v, transient = %v; want true, false", err, errors.Is(err, ErrTooLarge), fe.Transient)
@@ -164,7 +165,7 @@ func TestFetcher_Fetch(t *testing.T) {
 		s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
 			_, _ = w.Write([]byte(strings.Repeat("x", 1024)))
 		})
-		p, err := fetchPrivate(t, testFetcher(func(o *Options) { o.MaxBodyBytes = 1024 }), s.URL, 0)
+		p, err := fetchPrivate(t, testFetcher(func(o *Options) { o.MaxBodyBytes = 1024 }), s.URL)
 		if err != nil || len(p.Body) != 1024 {
 			t.Fatalf("Fetch = %v; want a 1024-byte body", err)
 		}
@@ -185,9 +186,9 @@ func TestFetcher_Fetch(t *testing.T) {
 	}
 	t.Run("redirects up to MaxRedirects", func(t *testing.T) {
 		s := newSite(t, redirects)
-		p, err := fetchPrivate(t, testFetcher(func(o *Options) { o.MaxRedirects = 2 }), s.URL+"/r/2", 0)
+		p, err := fetchPrivate(t, testFetcher(func(o *Options) { o.MaxRedirects = 2 }), s.URL+"/r/2")
 		if err != nil {
-			t.Fatalf("Fetch: %v", err)
+			t.Fatalf("Do: %v", err)
 		}
 		if string(p.Body) != "arrived" || p.URL != s.URL+"/r/0" {
 			t.Errorf("page = %q at %q, want arrived at %s/r/0", p.Body, p.URL, s.URL)
@@ -195,7 +196,7 @@ func TestFetcher_Fetch(t *testing.T) {
 	})
 	t.Run("too many redirects", func(t *testing.T) {
 		s := newSite(t, redirects)
-		_, err := fetchPrivate(t, testFetcher(func(o *Options) { o.MaxRedirects = 2 }), s.URL+"/r/3", 3)
+		_, err := fetchPrivate(t, testFetcher(func(o *Options) { o.MaxRedirects = 2 }), s.URL+"/r/3")
 		fe := fetchError(t, err)
 		if !errors.Is(err, ErrTooManyRedirects) || fe.Transient {
 			t.Errorf("error %v: Is(ErrTooManyRedirects) = %v, transient = %v; want true, false", err, errors.Is(err, ErrTooManyRedirects), fe.Transient)
@@ -207,7 +208,7 @@ func TestFetcher_Fetch(t *testing.T) {
 
 	t.Run("404 is permanent", func(t *testing.T) {
 		s := newSite(t, http.NotFound)
-		_, err := fetchPrivate(t, testFetcher(nil), s.URL+"/gone", 3)
+		_, err := fetchPrivate(t, testFetcher(nil), s.URL+"/gone")
 		fe := fetchError(t, err)
 		if fe.Status != 404 || fe.Transient || IsTransient(err) || fe.URL != s.URL+"/gone" {
 			t.Errorf("error = %+v, want status 404, not transient, url %s/gone", fe, s.URL)
@@ -217,41 +218,6 @@ func TestFetcher_Fetch(t *testing.T) {
 		}
 		if n := s.hits.Load(); n != 1 {
 			t.Errorf("server saw %d requests, want exactly 1", n)
-		}
-	})
-
-	t.Run("503 then 200", func(t *testing.T) {
-		var calls atomic.Int64
-		s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
-			if calls.Add(1) == 1 {
-				http.Error(w, "busy", http.StatusServiceUnavailable)
-				return
-			}
-			fmt.Fprint(w, "ok")
-		})
-		p, err := fetchPrivate(t, testFetcher(nil), s.URL, 3)
-		if err != nil {
-			t.Fatalf("Fetch: %v", err)
-		}
-		if p.Tries != 2 || string(p.Body) != "ok" || s.hits.Load() != 2 {
-			t.Errorf("tries %d, body %q, hits %d; want 2, ok, 2", p.Tries, p.Body, s.hits.Load())
-		}
-	})
-
-	t.Run("429 retried MaxRetries times", func(t *testing.T) {
-		s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
-			http.Error(w, "slow down", http.StatusTooManyRequests)
-		})
-		for _, retries := range []int{0, 1, 4} {
-			before := s.hits.Load()
-			_, err := fetchPrivate(t, testFetcher(nil), s.URL, retries)
-			fe := fetchError(t, err)
-			if fe.Status != 429 || !fe.Transient || !IsTransient(err) {
-				t.Errorf("retries %d: error = %+v, want status 429, transient", retries, fe)
-			}
-			if n := s.hits.Load() - before; n != int64(retries+1) {
-				t.Errorf("retries %d: server saw %d requests, want %d", retries, n, retries+1)
-			}
 		}
 	})
 
@@ -265,30 +231,11 @@ func TestFetcher_Fetch(t *testing.T) {
 		})
 		defer close(release) // before s.Close, which waits for handlers
 		f := testFetcher(func(o *Options) { o.Timeout = 100 * time.Millisecond })
-		_, err := fetchPrivate(t, f, s.URL, 1)
+		_, err := fetchPrivate(t, f, s.URL)
 		fe := fetchError(t, err)
 		var ne net.Error
 		if !fe.Transient || fe.Status != 0 || !errors.As(err, &ne) || !ne.Timeout() {
 			t.Errorf("error %v: transient %v, status %d, timeout %v; want true, 0, true", err, fe.Transient, fe.Status, ne != nil && ne.Timeout())
-		}
-		if n := s.hits.Load(); n != 2 {
-			t.Errorf("server saw %d requests, want 2 (one retry)", n)
-		}
-	})
-
-	t.Run("context ends while backing off", func(t *testing.T) {
-		// The 503 arrives at once; the deadline passes during the 1h wait
-		// before the retry, and the result is still a *fetch.Error.
-		s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
-			http.Error(w, "busy", http.StatusServiceUnavailable)
-		})
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-		defer cancel()
-		f := testFetcher(func(o *Options) { o.RetryBase, o.RetryMax = time.Hour, time.Hour })
-		_, err := f.Fetch(ctx, Request{URL: s.URL, AllowPrivate: true, MaxRetries: 3})
-		fe := fetchError(t, err)
-		if !errors.Is(err, context.DeadlineExceeded) || fe.URL != s.URL {
-			t.Errorf("error %+v: Is(DeadlineExceeded) = %v; want true, url %s", fe, errors.Is(err, context.DeadlineExceeded), s.URL)
 		}
 		if n := s.hits.Load(); n != 1 {
 			t.Errorf("server saw %d requests, want 1", n)
@@ -296,14 +243,14 @@ func TestFetcher_Fetch(t *testing.T) {
 	})
 
 	t.Run("bad url", func(t *testing.T) {
-		_, err := fetchPrivate(t, testFetcher(nil), "http://[::1", 3)
+		_, err := fetchPrivate(t, testFetcher(nil), "http://[::1")
 		if fe := fetchError(t, err); fe.Transient {
 			t.Errorf("error %v is transient, want permanent", err)
 		}
 	})
 }
 
-func TestFetcher_Fetch_ssrfGuard(t *testing.T) {
+func TestFetcher_Do_ssrfGuard(t *testing.T) {
 	s := newSite(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "secret") })
 	_, port, _ := net.SplitHostPort(s.Listener.Addr().String())
 	f := testFetcher(nil)
@@ -314,7 +261,7 @@ func TestFetcher_Fetch_ssrfGuard(t *testing.T) {
 		t.Run("blocks "+tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			p, err := f.Fetch(ctx, Request{URL: tc.url, MaxRetries: 3})
+			p, err := f.Do(ctx, Request{URL: tc.url})
 			if !errors.Is(err, ErrBlockedAddress) {
 				t.Fatalf("Fetch = %v, %v; want ErrBlockedAddress", p, err)
 			}
@@ -330,14 +277,14 @@ func TestFetcher_Fetch_ssrfGuard(t *testing.T) {
 		// The redirecting server is itself on loopback, so the guard must
 		// stop the first hop already: no connection to either server.
 		r := newSite(t, func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, s.URL, http.StatusFound) })
-		_, err := f.Fetch(context.Background(), Request{URL: r.URL})
+		_, err := f.Do(context.Background(), Request{URL: r.URL})
 		if !errors.Is(err, ErrBlockedAddress) || r.conns.Load() != 0 || s.conns.Load() != 0 {
 			t.Errorf("Fetch = %v with %d+%d connections; want ErrBlockedAddress and none", err, r.conns.Load(), s.conns.Load())
 		}
 	})
 	t.Run("AllowPrivate fetches loopback", func(t *testing.T) {
 		for _, u := range []string{s.URL + "/admin", "http://localhost:" + port + "/admin"} {
-			p, err := f.Fetch(context.Background(), Request{URL: u, AllowPrivate: true})
+			p, err := f.Do(context.Background(), Request{URL: u, AllowPrivate: true})
 			if err != nil || string(p.Body) != "secret" {
 				t.Errorf("Fetch(%s, AllowPrivate) = %v; want body secret", u, err)
 			}

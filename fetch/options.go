@@ -24,11 +24,6 @@ type Options struct {
 	// UserAgent is sent when Request.UserAgent is empty. Default
 	// DefaultUserAgent.
 	UserAgent string
-	// RetryBase is Fetch's first backoff delay between tries. Default 500ms.
-	RetryBase time.Duration
-	// RetryMax caps one of Fetch's backoff delays, and the part of a
-	// Retry-After that Fetch waits out. Default 10s.
-	RetryMax time.Duration
 	// MaxProxyTransports bounds how many proxies keep a connection pool at
 	// once; the least recently used pool beyond it has its idle
 	// connections closed. Default 64.
@@ -47,8 +42,6 @@ func DefaultOptions() Options {
 		MaxBodyBytes:       10 << 20,
 		MaxRedirects:       5,
 		UserAgent:          DefaultUserAgent,
-		RetryBase:          500 * time.Millisecond,
-		RetryMax:           10 * time.Second,
 		MaxProxyTransports: 64,
 	}
 }
@@ -60,7 +53,6 @@ func (o Options) Validate() error {
 		value int64
 	}{
 		{"Timeout", int64(o.Timeout)}, {"MaxBodyBytes", o.MaxBodyBytes}, {"MaxRedirects", int64(o.MaxRedirects)},
-		{"RetryBase", int64(o.RetryBase)}, {"RetryMax", int64(o.RetryMax)},
 		{"MaxProxyTransports", int64(o.MaxProxyTransports)},
 		{"MemoryBudget", o.MemoryBudget},
 	} {
@@ -86,12 +78,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.UserAgent == "" {
 		o.UserAgent = d.UserAgent
-	}
-	if o.RetryBase <= 0 {
-		o.RetryBase = d.RetryBase
-	}
-	if o.RetryMax <= 0 {
-		o.RetryMax = d.RetryMax
 	}
 	if o.MaxProxyTransports <= 0 {
 		o.MaxProxyTransports = d.MaxProxyTransports

@@ -163,7 +163,7 @@ func newSOCKSProxy(t *testing.T, user, pass string) *socksProxy {
 func tlsFetcher(srv *httptest.Server, edit func(*Options)) *Fetcher {
 	pool := x509.NewCertPool()
 	pool.AddCert(srv.Certificate())
-	o := Options{Timeout: 5 * time.Second, RetryBase: time.Millisecond, RetryMax: 5 * time.Millisecond}
+	o := Options{Timeout: 5 * time.Second}
 	if edit != nil {
 		edit(&o)
 	}

@@ -36,7 +36,7 @@ func TestRequest_AllowHost(t *testing.T) {
 
 	t.Run("offsite hop is not followed", func(t *testing.T) {
 		asked = nil
-		_, err := do(t, testFetcher(nil), Request{URL: a.URL + "/offsite", AllowHost: onlyLoopbackIP, MaxRetries: 3})
+		_, err := do(t, testFetcher(nil), Request{URL: a.URL + "/offsite", AllowHost: onlyLoopbackIP})
 		var off *OffsiteRedirectError
 		if !errors.Is(err, ErrOffsiteRedirect) || !errors.As(err, &off) || IsTransient(err) {
 			t.Fatalf("Do = %v; want a permanent ErrOffsiteRedirect", err)

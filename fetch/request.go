@@ -25,9 +25,6 @@ type Request struct {
 	// allow_private_networks). Link-local and cloud-metadata addresses
 	// stay blocked.
 	AllowPrivate bool
-	// MaxRetries is how often Fetch tries a transient failure again; Do
-	// ignores it.
-	MaxRetries int
 
 	// UserAgent is the User-Agent header; "" sends Options.UserAgent
 	// (by default DefaultUserAgent).
@@ -148,8 +145,6 @@ func (r Request) validate() error {
 		return err
 	}
 	switch {
-	case r.MaxRetries < 0:
-		return cluster.Invalid("MaxRetries", r.MaxRetries, "is negative")
 	case r.MaxBodyBytes < 0:
 		return cluster.Invalid("MaxBodyBytes", r.MaxBodyBytes, "is negative")
 	case r.Timeout < 0:

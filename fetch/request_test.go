@@ -90,7 +90,6 @@ func TestRequest_Validate(t *testing.T) {
 		{"relative url", Request{URL: "/a"}, "URL"},
 		{"ftp url", Request{URL: "ftp://example.com/"}, "URL"},
 		{"no host", Request{URL: "http:///a"}, "URL"},
-		{"negative retries", Request{URL: "http://e.com", MaxRetries: -1}, "MaxRetries"},
 		{"negative size", Request{URL: "http://e.com", MaxBodyBytes: -1}, "MaxBodyBytes"},
 		{"negative timeout", Request{URL: "http://e.com", Timeout: -time.Second}, "Timeout"},
 		{"proxy scheme", Request{URL: "http://e.com", Proxy: proxy}, "Proxy"},

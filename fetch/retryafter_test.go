@@ -1,9 +1,7 @@
 package fetch
 
 import (
-	"context"
 	"net/http"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -61,50 +59,13 @@ func TestFetcher_Do_retryAfter(t *testing.T) {
 				}
 				w.WriteHeader(tc.status)
 			})
-			_, err := do(t, testFetcher(nil), Request{URL: s.URL, MaxRetries: 5})
+			_, err := do(t, testFetcher(nil), Request{URL: s.URL})
 			fe := fetchError(t, err)
 			if fe.Status != tc.status || !fe.Transient || fe.RetryAfter < tc.min || fe.RetryAfter > tc.max {
 				t.Errorf("Do = %+v; want status %d, transient, RetryAfter in %v..%v", fe, tc.status, tc.min, tc.max)
 			}
 			if n := s.hits.Load(); n != 1 {
 				t.Errorf("Do made %d requests, want exactly 1", n)
-			}
-		})
-	}
-}
-
-func TestFetcher_Fetch_waitsRetryAfter(t *testing.T) {
-	var calls atomic.Int64
-	s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
-		if calls.Add(1) == 1 {
-			w.Header().Set("Retry-After", "3")
-			w.WriteHeader(http.StatusTooManyRequests)
-			return
-		}
-		_, _ = w.Write([]byte("<p>ok</p>"))
-	})
-	for _, tc := range []struct {
-		name     string
-		retryMax time.Duration
-		want     time.Duration
-	}{
-		{"within RetryMax", 10 * time.Second, 3 * time.Second},
-		{"capped at RetryMax", time.Second, time.Second},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			calls.Store(0)
-			f := testFetcher(func(o *Options) { o.RetryBase, o.RetryMax = time.Millisecond, tc.retryMax })
-			var waited []time.Duration
-			f.sleep = func(_ context.Context, d time.Duration) error {
-				waited = append(waited, d)
-				return nil
-			}
-			p, err := f.Fetch(context.Background(), Request{URL: s.URL, AllowPrivate: true, MaxRetries: 2})
-			if err != nil || p.Tries != 2 {
-				t.Fatalf("Fetch = %v, %v; want the page on try 2", p, err)
-			}
-			if len(waited) != 1 || waited[0] != tc.want {
-				t.Errorf("Fetch waited %v, want [%v]", waited, tc.want)
 			}
 		})
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/crawler-dev/crawler/client"
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/queue"
 )
 
@@ -121,7 +122,7 @@ func TestJobRunner_cancelRetried(t *testing.T) {
 	for _, task := range lapsing {
 		f.rdb.ZAddXX(f.ctx, f.jk.Inflight(0), redis.Z{Score: 1, Member: task}) // their slave died
 	}
-	f.rdb.RPush(f.ctx, f.jk.Found(), cluster.FoundLinks{Page: "https://example.com/a", Kind: cluster.KindDetail}.Encode())
+	f.rdb.RPush(f.ctx, f.jk.Found(), cluster.FoundLinks{Page: "https://example.com/a", Kind: jobspec.KindDetail}.Encode())
 	if _, err := f.jobs(t).Cancel(f.ctx, "news"); err != nil {
 		t.Fatalf("Cancel: %v", err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // TestMaster_roundOnMovedClock (issue 19): rounds are scheduled on the
@@ -22,7 +23,7 @@ func TestMaster_roundOnMovedClock(t *testing.T) {
 	opts.Tick = 20 * time.Millisecond
 	f := newFixtureOn(t, rdb, keys, opts)
 	srv := serveSite(t, map[string]string{"/list": `<html><body>no items yet</body></html>`})
-	f.submitSpec(t, func(s *cluster.JobSpec) { s.RecrawlEvery = cluster.Duration(time.Hour) }, srv.URL+"/list")
+	f.submitSpec(t, func(s *jobspec.Job) { s.RecrawlEvery = jobspec.Duration(time.Hour) }, srv.URL+"/list")
 	liveSlave(t, f, 0)
 	runMaster(t, f)
 	start := clock.Now()

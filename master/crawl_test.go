@@ -7,6 +7,7 @@ import (
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/membership"
 	"github.com/crawler-dev/crawler/queue"
 )
@@ -52,7 +53,7 @@ func TestMaster_Run_crawl(t *testing.T) {
 		"/list":        `<div class="item"><a href="/p/1">1</a><a href="/p/2">2</a></div><a class="next" href="/list?page=2">next</a>`,
 		"/list?page=2": `<div class="item"><a href="/p/2">2</a><a href="/p/3">3</a></div>`,
 	})
-	f.submitSpec(t, func(s *cluster.JobSpec) { s.NextLink = &cluster.LinkRule{CSS: "a.next"} }, site.URL+"/list")
+	f.submitSpec(t, func(s *jobspec.Job) { s.NextLink = &jobspec.LinkRule{CSS: "a.next"} }, site.URL+"/list")
 	liveSlave(t, f, 0)
 	runMaster(t, f)
 	slave := queue.New(f.rdb, f.jk).Slave(0)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // TestRouteFound_batch routes takes of Found entries as slaves send them:
@@ -24,7 +25,7 @@ func TestRouteFound_batch(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler()) // no robots.txt: everything allowed
 	defer srv.Close()
 	f := newFixture(t)
-	spec, err := cluster.ParseJobSpec(strings.NewReader(fmt.Sprintf(`name: news
+	spec, err := jobspec.Parse(strings.NewReader(fmt.Sprintf(`name: news
 seeds: ["%s/"]
 allow_private_networks: true
 kinds:

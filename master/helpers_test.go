@@ -18,6 +18,7 @@ import (
 	"github.com/crawler-dev/crawler/client"
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/queue"
 	"github.com/crawler-dev/crawler/store"
 )
@@ -71,12 +72,12 @@ func (f *fixture) submit(t *testing.T, seeds ...string) {
 // submitSpec submits a job named news with the given seeds, its spec (a
 // short form: .item a to the details, their h1 as title) changed by edit
 // when edit is not nil.
-func (f *fixture) submitSpec(t *testing.T, edit func(*cluster.JobSpec), seeds ...string) {
+func (f *fixture) submitSpec(t *testing.T, edit func(*jobspec.Job), seeds ...string) {
 	t.Helper()
-	spec := cluster.DefaultJobSpec()
+	spec := jobspec.Default()
 	spec.Name, spec.Seeds, spec.AllowPrivateNetworks = "news", seeds, true
-	spec.DetailLink = &cluster.LinkRule{CSS: ".item a"}
-	spec.Fields = map[string]cluster.FieldRule{"title": {CSS: "h1"}}
+	spec.DetailLink = &jobspec.LinkRule{CSS: ".item a"}
+	spec.Fields = map[string]jobspec.FieldRule{"title": {CSS: "h1"}}
 	spec.Dedup.Capacity = 10000
 	if edit != nil {
 		edit(&spec)

@@ -17,6 +17,7 @@ import (
 	"github.com/crawler-dev/crawler/downloader"
 	"github.com/crawler-dev/crawler/extract"
 	"github.com/crawler-dev/crawler/internal/ctxtime"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/queue"
 )
 
@@ -27,7 +28,7 @@ type jobRunner struct {
 	keys     cluster.JobKeys
 	fence    int64 // the fencing token of this master's lease on the job
 	log      *zap.Logger
-	spec     *cluster.JobSpec
+	spec     *jobspec.Job
 	filter   *dedup.Filter
 	frontier *frontier
 	queues   *queue.Queue
@@ -107,7 +108,7 @@ func (r *jobRunner) load(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read job spec: %w", err)
 	}
-	spec, err := cluster.DecodeJobSpec(raw)
+	spec, err := jobspec.Decode(raw)
 	if err != nil {
 		return err
 	}

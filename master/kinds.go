@@ -9,6 +9,7 @@ import (
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/downloader"
 	"github.com/crawler-dev/crawler/extract"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // itemKind reports whether kind is one of the job's item kinds, whose
@@ -54,7 +55,7 @@ func (r *jobRunner) splitLinks(page cluster.ListPage, links []extract.Link, next
 		case r.spec.MaxDepth > 0 && depth > r.spec.MaxDepth, !r.allowed(l.URL):
 		default:
 			p := cluster.ListPage{URL: l.URL, Depth: depth}
-			if l.Kind != cluster.KindStart {
+			if l.Kind != jobspec.KindStart {
 				p.Kind = l.Kind
 			}
 			*next = append(*next, pageRef{fp: pageOnce(l.URL), page: p})
@@ -121,7 +122,7 @@ func (r *jobRunner) foundLinks(f cluster.FoundLinks) ([]extract.Link, error) {
 // itemKinds names the job's item kinds, space-separated, for kinds.lua;
 // "*" for a job in the short form, whose list pages are not counted by
 // kind.
-func itemKinds(spec *cluster.JobSpec, rules *extract.Rules) string {
+func itemKinds(spec *jobspec.Job, rules *extract.Rules) string {
 	if spec.ShortForm() {
 		return "*"
 	}

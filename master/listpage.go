@@ -17,6 +17,7 @@ import (
 	"github.com/crawler-dev/crawler/dedup"
 	"github.com/crawler-dev/crawler/downloader"
 	"github.com/crawler-dev/crawler/extract"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/metrics"
 	"github.com/crawler-dev/crawler/queue"
 	"github.com/crawler-dev/crawler/robots"
@@ -331,7 +332,7 @@ func (r *jobRunner) admitBatch(ctx context.Context, b dedup.Batch, kind string, 
 func (r *jobRunner) candidate(table *assign.Snapshot, round int64, referer string, link extract.Link) (dedup.Candidate, int, error) {
 	fp := canon.RequestFingerprint("GET", link.URL, nil)
 	task := cluster.Task{URL: link.URL, FP: fp.String(), Job: r.name, Referer: referer, Round: round}
-	if link.Kind != cluster.KindDetail {
+	if link.Kind != jobspec.KindDetail {
 		task.Kind = link.Kind // the short form's tasks stay as they were
 	}
 	slave, err := r.routeKind(table, task.ItemKind(), fp[:])

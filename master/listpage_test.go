@@ -6,6 +6,7 @@ import (
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/extract"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/statuspage/feed"
 )
 
@@ -13,9 +14,9 @@ import (
 // what it must leave behind.
 type listPageCase struct {
 	name  string
-	pages map[string]string      // the site, by path (serveSite)
-	edit  func(*cluster.JobSpec) // the job, changed from submitSpec's
-	stats map[string]string      // job stats that must hold these values ("" for absent)
+	pages map[string]string  // the site, by path (serveSite)
+	edit  func(*jobspec.Job) // the job, changed from submitSpec's
+	stats map[string]string  // job stats that must hold these values ("" for absent)
 	// record is what the failure record of the list page must contain,
 	// each; none when nil: no record.
 	record []string
@@ -31,7 +32,7 @@ type listPageCase struct {
 // counted) or, when it cannot be fetched or read, recorded as failed with
 // its reason and kind, counted by why, and taken off the frontier.
 func TestJobRunner_listPage(t *testing.T) {
-	next := func(s *cluster.JobSpec) { s.NextLink = &cluster.LinkRule{CSS: "a.next"} }
+	next := func(s *jobspec.Job) { s.NextLink = &jobspec.LinkRule{CSS: "a.next"} }
 	links := `<div class="item"><a href="/p/1">1</a></div><div class="item"><a href="/p/2">2</a></div>
 		<div class="item"><a href="http://example.org/x">away</a></div><a class="next" href="/list?page=2">next</a>`
 	for _, tc := range []listPageCase{{
@@ -93,9 +94,9 @@ func TestJobRunner_listPage(t *testing.T) {
 		name: "extraction past its work budget",
 		pages: map[string]string{"/list": strings.Repeat("<div>", 400) + strings.Repeat("lorem ipsum ", 100_000) +
 			`<a class="d" href="/p/1">1</a>` + strings.Repeat("</div>", 400)},
-		edit: func(s *cluster.JobSpec) {
+		edit: func(s *jobspec.Job) {
 			next(s)
-			s.DetailLink = &cluster.LinkRule{CSS: `div:contains("nothing like this") a.d`}
+			s.DetailLink = &jobspec.LinkRule{CSS: `div:contains("nothing like this") a.d`}
 		},
 		stats:  map[string]string{cluster.StatListFailed: "1", cluster.StatRouted: ""},
 		record: []string{`"kind":"` + extract.FailureLimit + `"`},

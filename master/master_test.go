@@ -9,6 +9,7 @@ import (
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/queue"
 )
 
@@ -108,7 +109,7 @@ func TestJobRunner_releaseOrphanFound(t *testing.T) {
 	f.submit(t, "https://example.com/list/0")
 	r := f.runner(t, 0)
 	for _, p := range []string{"/a", "/b"} {
-		f.rdb.RPush(f.ctx, f.jk.Found(), cluster.FoundLinks{Page: "https://example.com" + p, Kind: cluster.KindDetail, Round: 1}.Encode())
+		f.rdb.RPush(f.ctx, f.jk.Found(), cluster.FoundLinks{Page: "https://example.com" + p, Kind: jobspec.KindDetail, Round: 1}.Encode())
 	}
 	taken, err := r.found.Take(f.ctx, 2, 3*time.Second) // as the dead master took them, a lease ago
 	if err != nil || len(taken) != 2 {

@@ -19,6 +19,7 @@ import (
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/dedup"
 	"github.com/crawler-dev/crawler/extract"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/queue"
 )
 
@@ -41,30 +42,30 @@ func TestJobRunner_route(t *testing.T) {
 		counters map[string]int64
 	}{
 		{name: "items to the slaves, lists one level deeper",
-			links:    []extract.Link{{URL: "/p/1", Kind: cluster.KindDetail}, {URL: "/p/2", Kind: cluster.KindDetail}, {URL: "/list/2", Kind: cluster.KindStart}},
+			links:    []extract.Link{{URL: "/p/1", Kind: jobspec.KindDetail}, {URL: "/p/2", Kind: jobspec.KindDetail}, {URL: "/list/2", Kind: jobspec.KindStart}},
 			frontier: []string{"/list/2"}, queued: []string{"/p/1", "/p/2"}, counters: map[string]int64{}},
 		{name: "list pages past max_depth dropped", maxDepth: 1,
-			links:  []extract.Link{{URL: "/list/2", Kind: cluster.KindStart}, {URL: "/p/1", Kind: cluster.KindDetail}},
+			links:  []extract.Link{{URL: "/list/2", Kind: jobspec.KindStart}, {URL: "/p/1", Kind: jobspec.KindDetail}},
 			queued: []string{"/p/1"}, counters: map[string]int64{}},
 		{name: "off the allowed domains",
-			links:    []extract.Link{{URL: "http://example.org/list", Kind: cluster.KindStart}, {URL: "http://example.org/p", Kind: cluster.KindDetail}},
+			links:    []extract.Link{{URL: "http://example.org/list", Kind: jobspec.KindStart}, {URL: "http://example.org/p", Kind: jobspec.KindDetail}},
 			counters: map[string]int64{cluster.StatOffsite: 1}},
 		{name: "disallowed by robots.txt",
-			links:  []extract.Link{{URL: "/private/1", Kind: cluster.KindDetail}, {URL: "/p/1", Kind: cluster.KindDetail}},
+			links:  []extract.Link{{URL: "/private/1", Kind: jobspec.KindDetail}, {URL: "/p/1", Kind: jobspec.KindDetail}},
 			queued: []string{"/p/1"}, counters: map[string]int64{cluster.StatRobots: 1}},
 		// issue 29, item 5: robots.txt of an address the guard refuses
 		// cannot be asked; the link is routed all the same (its fetch
 		// fails it, with the guard's reason), and so are the others.
 		{name: "an address the guard refuses", allowed: []string{"169.254.169.254"},
-			links: []extract.Link{{URL: "http://169.254.169.254/latest/meta-data/", Kind: cluster.KindDetail},
-				{URL: "/p/1", Kind: cluster.KindDetail}, {URL: "http://169.254.169.254/list", Kind: cluster.KindStart}},
+			links: []extract.Link{{URL: "http://169.254.169.254/latest/meta-data/", Kind: jobspec.KindDetail},
+				{URL: "/p/1", Kind: jobspec.KindDetail}, {URL: "http://169.254.169.254/list", Kind: jobspec.KindStart}},
 			frontier: []string{"http://169.254.169.254/list"},
 			queued:   []string{"/p/1", "http://169.254.169.254/latest/meta-data/"}, counters: map[string]int64{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			base := serveSite(t, routeSite).URL
-			f.submitSpec(t, func(s *cluster.JobSpec) {
+			f.submitSpec(t, func(s *jobspec.Job) {
 				s.MaxDepth = tc.maxDepth
 				if tc.allowed != nil {
 					s.AllowedDomains = append(tc.allowed, "127.0.0.1")
@@ -146,7 +147,7 @@ func TestJobRunner_admitOnce(t *testing.T) {
 	var slaves []int
 	for i := 0; i < n; i++ {
 		c, slave, err := r.candidate(f.m.liveRoutes(), 1, "https://example.com/list/0",
-			extract.Link{URL: fmt.Sprintf("https://example.com/p/%d", i), Kind: cluster.KindDetail})
+			extract.Link{URL: fmt.Sprintf("https://example.com/p/%d", i), Kind: jobspec.KindDetail})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,7 +195,7 @@ func TestJobRunner_admitOnceGroup(t *testing.T) {
 		var slaves []int
 		for i := from; i < to; i++ {
 			c, slave, err := r.candidate(f.m.liveRoutes(), 1, "https://example.com/p/0",
-				extract.Link{URL: fmt.Sprintf("https://example.com/p/%d", i), Kind: cluster.KindDetail})
+				extract.Link{URL: fmt.Sprintf("https://example.com/p/%d", i), Kind: jobspec.KindDetail})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -236,33 +237,33 @@ func TestJobRunner_routeEntry(t *testing.T) {
 		<url><loc>$BASE/p/1</loc></url><url><loc>$BASE/p/2</loc></url><url><loc>$BASE/p/1</loc></url></urlset>`
 	for _, tc := range []struct {
 		name   string
-		edit   func(s *cluster.JobSpec, base string)
+		edit   func(s *jobspec.Job, base string)
 		stats  map[string]string
 		queued []string
 	}{
 		{name: "seed of an item kind",
-			edit: func(s *cluster.JobSpec, base string) {
+			edit: func(s *jobspec.Job, base string) {
 				s.Seeds = append(s.Seeds, base+"/p/9")
-				s.SeedKinds = map[string]string{base + "/p/9": cluster.KindDetail}
+				s.SeedKinds = map[string]string{base + "/p/9": jobspec.KindDetail}
 			},
 			stats: map[string]string{cluster.StatRouted: "1", cluster.StatListPages: ""}, queued: []string{"/p/9"}},
 		{name: "sitemaps from robots.txt",
-			edit: func(s *cluster.JobSpec, _ string) {
-				s.Sitemaps = []cluster.SitemapRule{{URL: cluster.SitemapsFromRobots, Kind: cluster.KindDetail}}
+			edit: func(s *jobspec.Job, _ string) {
+				s.Sitemaps = []jobspec.SitemapRule{{URL: jobspec.SitemapsFromRobots, Kind: jobspec.KindDetail}}
 			},
 			stats: map[string]string{cluster.StatSitemaps: "1", cluster.StatSitemapURLs: "2", cluster.StatRouted: "2",
 				cluster.StatSitemapsFailed: "0"},
 			queued: []string{"/p/1", "/p/2"}},
 		{name: "a sitemap not found",
-			edit: func(s *cluster.JobSpec, base string) {
-				s.Sitemaps = []cluster.SitemapRule{{URL: base + "/missing.xml", Kind: cluster.KindDetail}}
+			edit: func(s *jobspec.Job, base string) {
+				s.Sitemaps = []jobspec.SitemapRule{{URL: base + "/missing.xml", Kind: jobspec.KindDetail}}
 			},
 			stats: map[string]string{cluster.StatSitemapsFailed: "1", cluster.StatRouted: ""}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			base := serveSite(t, map[string]string{"/robots.txt": "Sitemap: $BASE/sitemap.xml\n", "/sitemap.xml": sitemap}).URL
-			f.submitSpec(t, func(s *cluster.JobSpec) { tc.edit(s, base) }, base+"/list")
+			f.submitSpec(t, func(s *jobspec.Job) { tc.edit(s, base) }, base+"/list")
 			r := f.runner(t, 0, 1)
 			f.startRound(t, r)
 			f.runDownloader(t)
@@ -298,9 +299,9 @@ func TestJobRunner_routeFound(t *testing.T) {
 	f.submit(t, base+"/list")
 	r := f.runner(t, 0, 1)
 	f.runDownloader(t)
-	good := cluster.FoundLinks{Page: base + "/p/1", Kind: cluster.KindDetail, Round: 1, RuleFound: []int{2}, Empty: []string{"title"},
-		Links: []cluster.FoundLink{{URL: base + "/p/3", Kind: cluster.KindDetail}, {URL: base + "/list/5", Kind: cluster.KindStart}}}
-	unknown := cluster.FoundLinks{Page: base + "/p/2", Kind: cluster.KindDetail, Round: 1,
+	good := cluster.FoundLinks{Page: base + "/p/1", Kind: jobspec.KindDetail, Round: 1, RuleFound: []int{2}, Empty: []string{"title"},
+		Links: []cluster.FoundLink{{URL: base + "/p/3", Kind: jobspec.KindDetail}, {URL: base + "/list/5", Kind: jobspec.KindStart}}}
+	unknown := cluster.FoundLinks{Page: base + "/p/2", Kind: jobspec.KindDetail, Round: 1,
 		Links: []cluster.FoundLink{{URL: base + "/p/4", Kind: "no-such-kind"}}}
 	f.rdb.RPush(f.ctx, f.jk.Found(), good.Encode(), "{not found links", unknown.Encode())
 	ds, err := r.found.Take(f.ctx, 3, time.Minute)
@@ -322,9 +323,9 @@ func TestJobRunner_routeFound(t *testing.T) {
 	stats := f.rdb.HGetAll(f.ctx, f.jk.Stats()).Val()
 	for field, want := range map[string]string{
 		cluster.StatRouted:                                  "1",
-		cluster.KindPagesStat(cluster.KindDetail):           "1",
-		cluster.RuleFoundStat(cluster.KindDetail, 0):        "2",
-		cluster.FieldEmptyStat(cluster.KindDetail, "title"): "1",
+		cluster.KindPagesStat(jobspec.KindDetail):           "1",
+		cluster.RuleFoundStat(jobspec.KindDetail, 0):        "2",
+		cluster.FieldEmptyStat(jobspec.KindDetail, "title"): "1",
 	} {
 		if stats[field] != want {
 			t.Errorf("stats[%s] = %q, want %q (stats %v)", field, stats[field], want, stats)
@@ -360,24 +361,24 @@ func TestJobRunner_routeRetries(t *testing.T) {
 func TestJobRunner_routeRenderedKinds(t *testing.T) {
 	f := newFixture(t)
 	render := true
-	f.submitSpec(t, func(s *cluster.JobSpec) { s.Render = &render }, "https://example.com/list")
+	f.submitSpec(t, func(s *jobspec.Job) { s.Render = &render }, "https://example.com/list")
 	r := f.runner(t, 0, 1) // neither slave has a browser
-	if got := r.renderedKinds(true); !slices.Equal(got, []string{cluster.KindDetail}) {
-		t.Fatalf("rendered item kinds %q, want [%s]", got, cluster.KindDetail)
+	if got := r.renderedKinds(true); !slices.Equal(got, []string{jobspec.KindDetail}) {
+		t.Fatalf("rendered item kinds %q, want [%s]", got, jobspec.KindDetail)
 	}
-	if got := r.renderedKinds(false); !slices.Equal(got, []string{cluster.KindStart}) {
-		t.Errorf("rendered list kinds %q, want [%s] (render at the top renders every kind)", got, cluster.KindStart)
+	if got := r.renderedKinds(false); !slices.Equal(got, []string{jobspec.KindStart}) {
+		t.Errorf("rendered list kinds %q, want [%s] (render at the top renders every kind)", got, jobspec.KindStart)
 	}
 	for i := range 20 {
 		key := []byte("https://example.com/p/" + strconv.Itoa(i))
-		if to, err := r.routeKind(r.m.liveRoutes(), cluster.KindDetail, key); err != nil || to != queue.RenderWait {
+		if to, err := r.routeKind(r.m.liveRoutes(), jobspec.KindDetail, key); err != nil || to != queue.RenderWait {
 			t.Fatalf("with no renderer, %s routed to %d (%v), want the render-wait list", key, to, err)
 		}
 	}
 	f.m.useTable(assign.Table{Version: 2, Nodes: []assign.Node{{ID: 0, Weight: 32}, {ID: 1, Weight: 32, Render: true}}})
 	for i := range 20 {
 		key := []byte("https://example.com/p/" + strconv.Itoa(i))
-		if to, err := r.routeKind(r.m.liveRoutes(), cluster.KindDetail, key); err != nil || to != 1 {
+		if to, err := r.routeKind(r.m.liveRoutes(), jobspec.KindDetail, key); err != nil || to != 1 {
 			t.Fatalf("with slave 1 the only renderer, %s routed to %d (%v), want 1", key, to, err)
 		}
 	}
@@ -393,7 +394,7 @@ func TestJobRunner_routeRenderedKinds(t *testing.T) {
 func TestJobRunner_saysWhoCannotRender(t *testing.T) {
 	f := newFixture(t)
 	render := true
-	f.submitSpec(t, func(s *cluster.JobSpec) { s.Render = &render }, "https://example.com/list")
+	f.submitSpec(t, func(s *jobspec.Job) { s.Render = &render }, "https://example.com/list")
 	r := f.runner(t, 0)
 	core, logs := observer.New(zap.WarnLevel)
 	r.log = zap.New(core)
@@ -408,7 +409,7 @@ func TestJobRunner_saysWhoCannotRender(t *testing.T) {
 	for i, want := range []struct {
 		level zapcore.Level
 		kind  string
-	}{{zap.WarnLevel, cluster.KindDetail}, {zap.ErrorLevel, cluster.KindStart}} {
+	}{{zap.WarnLevel, jobspec.KindDetail}, {zap.ErrorLevel, jobspec.KindStart}} {
 		e := entries[i]
 		kinds, _ := e.ContextMap()["kinds"].([]any)
 		if e.Level != want.level || len(kinds) != 1 || kinds[0] != want.kind {

@@ -7,6 +7,7 @@ import (
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/dedup"
 	"github.com/crawler-dev/crawler/extract"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // TestMaster_jobsIdle: a master leaves alone the jobs with nothing to do
@@ -77,7 +78,7 @@ func TestJobRunner_wakesSlaves(t *testing.T) {
 	if _, err := sub.Receive(f.ctx); err != nil { // the subscription is live
 		t.Fatal(err)
 	}
-	c, slave, err := r.candidate(f.m.liveRoutes(), 1, "", extract.Link{URL: "https://example.com/p/1", Kind: cluster.KindDetail})
+	c, slave, err := r.candidate(f.m.liveRoutes(), 1, "", extract.Link{URL: "https://example.com/p/1", Kind: jobspec.KindDetail})
 	if err != nil || slave != 3 {
 		t.Fatalf("candidate: slave %d, %v; want 3, the only one live", slave, err)
 	}
@@ -94,7 +95,7 @@ func TestJobRunner_wakesSlaves(t *testing.T) {
 	}
 	// Its queue holds that task now: the next one is taken with it, and
 	// costs no wake.
-	c2, _, err := r.candidate(f.m.liveRoutes(), 1, "", extract.Link{URL: "https://example.com/p/2", Kind: cluster.KindDetail})
+	c2, _, err := r.candidate(f.m.liveRoutes(), 1, "", extract.Link{URL: "https://example.com/p/2", Kind: jobspec.KindDetail})
 	if err != nil {
 		t.Fatal(err)
 	}

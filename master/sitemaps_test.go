@@ -8,6 +8,7 @@ import (
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // TestJobRunner_bigSitemap (issue 29, item 8): a sitemap longer than the
@@ -30,8 +31,8 @@ func TestJobRunner_bigSitemap(t *testing.T) {
 	opts := DefaultOptions()
 	opts.SitemapMaxBytes = 1 << 20
 	f := newFixtureOn(t, rdb, keys, opts)
-	f.submitSpec(t, func(s *cluster.JobSpec) {
-		s.Sitemaps = []cluster.SitemapRule{{URL: srv.URL + "/sitemap.xml", Kind: cluster.KindDetail}}
+	f.submitSpec(t, func(s *jobspec.Job) {
+		s.Sitemaps = []jobspec.SitemapRule{{URL: srv.URL + "/sitemap.xml", Kind: jobspec.KindDetail}}
 	}, srv.URL+"/list")
 	r := f.runner(t, 0, 1)
 	f.startRound(t, r)

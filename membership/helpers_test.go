@@ -2,7 +2,6 @@ package membership
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -30,6 +29,22 @@ func newRegistry(t *testing.T, opts Options) (*Registry, *redis.Client, cluster.
 	return r, rdb, keys
 }
 
+// newMovedRegistry returns a Registry on an in-process Redis whose clock
+// only the test moves (testenv.MovedRedis): a lease lapses when the test
+// says so, to the millisecond.
+func newMovedRegistry(t *testing.T, opts Options) (*Registry, *testenv.Clock) {
+	t.Helper()
+	rdb, keys, clock := testenv.MovedRedis(t)
+	if opts.Lease == 0 {
+		opts.Lease = testLease
+	}
+	r, err := New(rdb, keys, opts)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return r, clock
+}
+
 // node is a NodeInfo for slave id run token.
 func node(id int, token string) cluster.NodeInfo {
 	return cluster.NodeInfo{ID: id, Weight: 1, Host: "host-" + token, PID: 1000 + id, Token: token}
@@ -40,18 +55,6 @@ func ctx(t *testing.T) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return c
-}
-
-// eventually polls cond every 10ms until it holds or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, cond func() bool, format string, args ...any) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", timeout, fmt.Sprintf(format, args...))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // snapshot takes a Snapshot or fails the test.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/crawler-dev/crawler/assign"
+	"github.com/crawler-dev/crawler/internal/testenv"
 )
 
 // runKeepAlive starts KeepAlive for node id in the background and returns
@@ -25,11 +26,11 @@ func TestRegistry_KeepAlive(t *testing.T) {
 	t.Run("renews until cancelled then leaves", func(t *testing.T) {
 		r, rdb, keys := newRegistry(t, Options{})
 		_, stop := runKeepAlive(t, r, 7, "run1")
-		eventually(t, time.Second, func() bool { return slices.Equal(ids(snapshot(t, r)), []int{7}) }, "slave 7 registers")
+		testenv.Eventually(t, time.Second, "slave 7 registers", func() bool { return slices.Equal(ids(snapshot(t, r)), []int{7}) })
 		first := rdb.ZScore(ctx(t), keys.Nodes().Leases(), "7").Val()
-		eventually(t, 10*testLease, func() bool {
+		testenv.Eventually(t, 10*testLease, "lease deadline renewed past three leases", func() bool {
 			return rdb.ZScore(ctx(t), keys.Nodes().Leases(), "7").Val() > first+float64(3*testLease.Milliseconds())
-		}, "lease deadline renewed past three leases")
+		})
 		if !slices.Equal(ids(snapshot(t, r)), []int{7}) {
 			t.Fatal("slave 7 dropped while KeepAlive ran")
 		}
@@ -43,7 +44,7 @@ func TestRegistry_KeepAlive(t *testing.T) {
 	t.Run("reports a lost lease", func(t *testing.T) {
 		r, rdb, keys := newRegistry(t, Options{})
 		done, _ := runKeepAlive(t, r, 3, "run1")
-		eventually(t, time.Second, func() bool { return len(snapshot(t, r).Nodes) == 1 }, "slave 3 registers")
+		testenv.Eventually(t, time.Second, "slave 3 registers", func() bool { return len(snapshot(t, r).Nodes) == 1 })
 		if err := rdb.ZRem(ctx(t), keys.Nodes().Leases(), "3").Err(); err != nil {
 			t.Fatal(err)
 		}

@@ -67,9 +67,16 @@ func TestRegistry_Register(t *testing.T) {
 		mustRegister(t, r, node(5, "first"))
 	})
 	t.Run("rejoin after expiry", func(t *testing.T) {
-		r, _, _ := newRegistry(t, Options{})
+		r, clock := newMovedRegistry(t, Options{})
 		mustRegister(t, r, node(2, "old"))
-		eventually(t, 3*testLease, func() bool { return len(snapshot(t, r).Nodes) == 0 }, "lease of slave 2 lapses")
+		clock.Advance(testLease - time.Millisecond)
+		if n := len(snapshot(t, r).Nodes); n != 1 {
+			t.Fatalf("%d nodes a millisecond before the lease ends; want slave 2 still live", n)
+		}
+		clock.Advance(time.Millisecond)
+		if n := len(snapshot(t, r).Nodes); n != 0 {
+			t.Fatalf("%d nodes when the lease ends; want slave 2's lease lapsed", n)
+		}
 		mustRegister(t, r, node(2, "new"))
 		nodes, err := r.Nodes(ctx(t))
 		if err != nil || len(nodes) != 1 || nodes[0].Token != "new" {
@@ -86,17 +93,22 @@ func TestRegistry_Register(t *testing.T) {
 	})
 }
 
+// TestRegistry_Expiry: a slave that stops heartbeating drops out when its
+// lease ends, on the server's clock, moved by the test; one that
+// heartbeats stays.
 func TestRegistry_Expiry(t *testing.T) {
-	r, _, _ := newRegistry(t, Options{})
+	r, clock := newMovedRegistry(t, Options{})
 	mustRegister(t, r, node(0, "a"))
 	mustRegister(t, r, node(1, "b"))
 	joined := snapshot(t, r)
-	eventually(t, 5*testLease, func() bool {
-		if err := r.Heartbeat(ctx(t), 1, "b"); err != nil {
-			t.Fatalf("Heartbeat(1): %v", err)
-		}
-		return slices.Equal(ids(snapshot(t, r)), []int{1})
-	}, "slave 0 drops out while slave 1 heartbeats")
+	clock.Advance(testLease / 2)
+	if err := r.Heartbeat(ctx(t), 1, "b"); err != nil {
+		t.Fatalf("Heartbeat(1): %v", err)
+	}
+	clock.Advance(testLease / 2)
+	if got := ids(snapshot(t, r)); !slices.Equal(got, []int{1}) {
+		t.Fatalf("slaves %v when slave 0's lease ends; want slave 1 alone (it heartbeat)", got)
+	}
 	if left := snapshot(t, r); left.Version == joined.Version {
 		t.Fatalf("version %d unchanged after slave 0's lease lapsed", left.Version)
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net"
-	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/crawler-dev/crawler/internal/redisserver"
 	"github.com/crawler-dev/crawler/neardup"
 )
 
@@ -179,24 +178,13 @@ func offer(b *testing.B, x *neardup.Index, entries []neardup.Entry) int {
 // privateRedis starts a redis-server of the benchmark's own on a free
 // loopback port, keeping nothing on disk, and stops it when b ends.
 func privateRedis(b *testing.B) *redis.Client {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	s, err := redisserver.Start(context.Background(), redisserver.Options{})
 	if err != nil {
-		b.Fatal(err)
+		b.Fatalf("start a redis-server of the benchmark's own (apt-get install redis-server): %v", err)
 	}
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	ln.Close()
-	cmd := exec.Command("redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", b.TempDir())
-	if err := cmd.Start(); err != nil {
-		b.Fatalf("start redis-server (apt-get install redis-server): %v", err)
-	}
-	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + port})
+	b.Cleanup(func() { _ = s.Close() })
+	rdb := redis.NewClient(s.Options())
 	b.Cleanup(func() { rdb.Close() })
-	for start := time.Now(); rdb.Ping(context.Background()).Err() != nil; time.Sleep(20 * time.Millisecond) {
-		if time.Since(start) > 10*time.Second {
-			b.Fatalf("redis-server on port %s does not answer", port)
-		}
-	}
 	return rdb
 }
 

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // MaxDistance is the largest Hamming distance the index can find: a hash
@@ -41,7 +42,7 @@ func DefaultOptions(namespace string, window time.Duration) Options {
 
 // JobOptions returns the options of a job's index: its dedup window, under
 // keys.Simhash().
-func JobOptions(spec cluster.DedupSpec, keys cluster.JobKeys) Options {
+func JobOptions(spec jobspec.DedupSpec, keys cluster.JobKeys) Options {
 	return DefaultOptions(keys.Simhash(), spec.Window.Std())
 }
 

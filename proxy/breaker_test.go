@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawler-dev/crawler/internal/testenv"
 	"github.com/crawler-dev/crawler/proxy/proxytest"
 )
 
@@ -76,7 +77,7 @@ func TestValidator_BreakerIgnoresJunk(t *testing.T) {
 	o.MaxFailedRounds, o.BackoffBase, o.BackoffMax = 2, time.Millisecond, time.Millisecond
 	v := newValidator(t, rdb, keys, o)
 	pool := newPool(t, rdb, keys, nil)
-	waitFor(t, "the 6 junk proxies rejected", func() bool {
+	testenv.Eventually(t, 20*time.Second, "the 6 junk proxies rejected", func() bool {
 		r, err := v.Round(ctxT(t))
 		if err != nil || r.Breaker.Open {
 			t.Fatalf("round = %+v, %v; want the breaker closed", r, err)
@@ -117,7 +118,7 @@ func TestValidator_BreakerForgetsTheDead(t *testing.T) {
 	}
 	evict(t, newPool(t, rdb, keys, func(o *PoolOptions) { o.RecheckAfterEvict = 0 }), len(dying), keep.ID())
 	pool := newPool(t, rdb, keys, nil)
-	waitFor(t, "the five dead proxies removed", func() bool {
+	testenv.Eventually(t, 20*time.Second, "the five dead proxies removed", func() bool {
 		if _, err := v.Round(ctxT(t)); err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawler-dev/crawler/internal/testenv"
 	"github.com/crawler-dev/crawler/proxy/proxytest"
 )
 
@@ -82,7 +83,7 @@ func TestValidator_LeaseLostFencesResults(t *testing.T) {
 	o, stalls := stallRound(t)
 	a, b := newValidator(t, rdb, keys, o), newValidator(t, rdb, keys, o)
 	done := roundAsync(t, a)
-	waitFor(t, "the first check under way", func() bool {
+	testenv.Eventually(t, 20*time.Second, "the first check under way", func() bool {
 		n := int64(0)
 		for _, s := range stalls {
 			n += s.Requests()
@@ -130,17 +131,5 @@ func TestValidator_RecordFenced(t *testing.T) {
 	}
 	if e := entryOfProxy(t, newPool(t, rdb, keys, nil), p); e.State != StateUsable || e.Checks != 1 {
 		t.Errorf("proxy = %+v, want still usable after 1 check (the fenced write changed nothing)", e)
-	}
-}
-
-// waitFor polls cond every 10ms, failing the test after 20s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -7,22 +7,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawler-dev/crawler/internal/testenv"
 	"github.com/crawler-dev/crawler/proxy/proxytest"
 )
 
-// eventually runs round until cond holds, failing the test after 20s.
-func eventually(t *testing.T, v *Validator, cond func() bool) {
+// untilRounds runs validation rounds until cond holds, failing the test,
+// naming what it waited for, after 20s.
+func untilRounds(t *testing.T, v *Validator, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 20s")
+	testenv.Eventually(t, 20*time.Second, what, func() bool {
+		if cond() {
+			return true
 		}
 		if _, err := v.Round(ctxT(t)); err != nil {
 			t.Fatalf("Round: %v", err)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return cond()
+	})
 }
 
 func entryOfProxy(t *testing.T, pool *Pool, p Proxy) Entry {
@@ -55,7 +56,7 @@ func TestValidator_Lifecycle(t *testing.T) {
 	pool := newPool(t, rdb, keys, nil)
 	hp, cp := mustParse(t, healthy.Line()), mustParse(t, closed)
 
-	eventually(t, v, func() bool { return entryOfProxy(t, pool, cp).State == StateRejected })
+	untilRounds(t, v, "the proxy rejected", func() bool { return entryOfProxy(t, pool, cp).State == StateRejected })
 	if e := entryOfProxy(t, pool, cp); e.Reason != "connection refused" || e.Checks != 2 {
 		t.Errorf("closed port = %+v, want rejected after 2 checks, connection refused", e)
 	}
@@ -64,7 +65,7 @@ func TestValidator_Lifecycle(t *testing.T) {
 	}
 
 	healthy.Close()
-	eventually(t, v, func() bool { return entryOfProxy(t, pool, hp).State == StateDead })
+	untilRounds(t, v, "the proxy dead", func() bool { return entryOfProxy(t, pool, hp).State == StateDead })
 	if n, _ := pool.Size(ctxT(t)); n != 0 {
 		t.Errorf("pool holds %d usable proxies after its only one died", n)
 	}
@@ -80,7 +81,7 @@ func TestValidator_Lifecycle(t *testing.T) {
 // TestValidator_Breaker: when the check URL is unreachable, or nearly all
 // usable proxies fail at once, the pool is kept and the breaker says so.
 func TestValidator_Breaker(t *testing.T) {
-	rdb, keys := redisT(t)
+	rdb, keys, clock := testenv.MovedRedis(t)
 	servers, source := httpProxies(t, 5)
 	o := testOptions(source)
 	o.Recheck, o.MaxFailedRounds = time.Millisecond, 1
@@ -95,7 +96,7 @@ func TestValidator_Breaker(t *testing.T) {
 	for _, s := range servers {
 		s.Close()
 	}
-	time.Sleep(2 * time.Millisecond) // let the rechecks come due
+	clock.Advance(2 * time.Millisecond) // the rechecks come due
 	r, err := v.Round(ctxT(t))
 	if err != nil {
 		t.Fatal(err)
@@ -146,13 +147,7 @@ func TestValidator_Lease(t *testing.T) {
 	ctx, cancel := context.WithCancel(ctxT(t))
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
-	deadline := time.Now().Add(20 * time.Second)
-	for n, _ := pool.Size(ctx); n != 1; n, _ = pool.Size(ctx) {
-		if time.Now().After(deadline) {
-			t.Fatal("Run did not fill the pool in 20s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.Eventually(t, 20*time.Second, "Run filling the pool", func() bool { n, _ := pool.Size(ctx); return n == 1 })
 	if _, err := b.Round(ctxT(t)); !errors.Is(err, ErrLeaseHeld) {
 		t.Errorf("second validator's Round = %v, want ErrLeaseHeld", err)
 	}
@@ -184,7 +179,7 @@ func TestValidator_Refill(t *testing.T) {
 	}
 	healthy := starter(t)(proxytest.NewHTTP())
 	writeSource(t, dir, healthy.Line())
-	eventually(t, v, func() bool { n, _ := pool.Size(ctxT(t)); return n == 1 })
+	untilRounds(t, v, "one proxy left in the pool", func() bool { n, _ := pool.Size(ctxT(t)); return n == 1 })
 	p, err := pool.Pick(ctxT(t), mustURL(t, "http://example.com/"), nil)
 	if err != nil || p.Proxy.Host() != healthy.Addr() {
 		t.Errorf("Pick = %v %v, want the added proxy", p.Proxy, err)

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/crawler-dev/crawler/internal/testenv"
 	"github.com/crawler-dev/crawler/proxy/proxytest"
 )
 
@@ -55,7 +56,7 @@ func TestValidator_JudgeUnreachable(t *testing.T) {
 	v := newValidator(t, rdb, keys, o)
 
 	rounds := 0
-	waitFor(t, "3 rounds meeting the remote candidates", func() bool {
+	testenv.Eventually(t, 20*time.Second, "3 rounds meeting the remote candidates", func() bool {
 		r, err := v.Round(ctxT(t))
 		if err != nil {
 			t.Fatalf("Round: %v", err)

@@ -16,8 +16,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"go.uber.org/zap"
 
-	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/fetch"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/metrics"
 )
 
@@ -31,7 +31,7 @@ type Page struct {
 	ContentType string
 	Body        []byte
 	// Rendering is how the page's kind is rendered.
-	Rendering cluster.Rendering
+	Rendering jobspec.Rendering
 	// AllowPrivate lets the page's requests reach loopback and private
 	// addresses (allow_private_networks).
 	AllowPrivate bool

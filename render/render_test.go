@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/metrics"
 	"github.com/crawler-dev/crawler/statuspage/browsertest"
 )
@@ -84,7 +84,7 @@ func (s *site) asked(path string) bool {
 
 // page fetches the document at path as the downloader would, and returns
 // it ready to render.
-func (s *site) page(t *testing.T, path string, r cluster.Rendering) Page {
+func (s *site) page(t *testing.T, path string, r jobspec.Rendering) Page {
 	t.Helper()
 	resp, err := http.Get(s.URL + path)
 	if err != nil {
@@ -111,8 +111,8 @@ func newRenderer(t testing.TB) *Renderer {
 	return r
 }
 
-func rendering(wait string) cluster.Rendering {
-	return cluster.Rendering{WaitFor: cluster.WaitFor{CSS: wait}, Timeout: 30 * time.Second, Block: cluster.DefaultBlock}
+func rendering(wait string) jobspec.Rendering {
+	return jobspec.Rendering{WaitFor: jobspec.WaitFor{CSS: wait}, Timeout: 30 * time.Second, Block: jobspec.DefaultBlock}
 }
 
 // TestRender_ScriptBuiltPage: the title, price and links that only the

@@ -80,17 +80,6 @@ func check(t *testing.T, c *Cache, rawURL string) Decision {
 	return d
 }
 
-// eventually polls cond until it holds or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, cond func() bool) bool {
-	t.Helper()
-	for end := time.Now().Add(timeout); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		if cond() {
-			return true
-		}
-	}
-	return cond()
-}
-
 func TestCache_Check(t *testing.T) {
 	rdb, keys := testenv.Redis(t)
 	for _, tc := range []struct {
@@ -156,14 +145,41 @@ func testServerErrorRetriedLater(t *testing.T, connect func() (redis.UniversalCl
 		t.Fatalf("within ErrorTTL: %+v after %d fetches, want the cached disallow and 1 fetch", d, s.hits.Load())
 	}
 	s.set(200, "User-agent: *\nDisallow: /private\n")
-	if !eventually(t, 10*time.Second, func() bool { return check(t, c, s.URL+"/a").Allowed }) {
-		t.Fatalf("never allowed after the server recovered")
-	}
+	testenv.Eventually(t, 10*time.Second, "allowed after the server recovered",
+		func() bool { return check(t, c, s.URL+"/a").Allowed })
 	if d := check(t, c, s.URL+"/private"); d.Allowed || d.Temporary {
 		t.Errorf("after recovery /private: %+v, want disallowed for good", d)
 	}
 	if n := s.hits.Load(); n != 2 {
 		t.Errorf("robots.txt fetched %d times, want 2 (the 503, then once after ErrorTTL)", n)
+	}
+}
+
+// TestCache_ServerErrorOnAMovedClock: a 5xx robots.txt holds the origin
+// back for ErrorTTL exactly, on the clock of the process (its cache) and
+// of the server (the shared copy), both moved by the test, not waited for.
+func TestCache_ServerErrorOnAMovedClock(t *testing.T) {
+	rdb, keys, clock := testenv.MovedRedis(t)
+	s := newSite(t, 503, "")
+	c := newCache(t, rdb, keys, func(o *Options) { o.ErrorTTL = time.Minute })
+	c.now = clock.Now
+	if d := check(t, c, s.URL+"/a"); d.Allowed || !d.Temporary || d.RetryAfter != time.Minute {
+		t.Fatalf("after a 503: %+v, want a temporary disallow for ErrorTTL (1m)", d)
+	}
+	s.set(200, "User-agent: *\nDisallow: /private\n")
+	clock.Advance(time.Minute - time.Millisecond)
+	if d := check(t, c, s.URL+"/a"); d.Allowed || d.RetryAfter != time.Millisecond || s.hits.Load() != 1 {
+		t.Fatalf("a millisecond before ErrorTTL ends: %+v after %d fetches, want the cached disallow and 1 fetch", d, s.hits.Load())
+	}
+	clock.Advance(time.Millisecond)
+	if d := check(t, c, s.URL+"/a"); !d.Allowed {
+		t.Errorf("when ErrorTTL ends: %+v, want allowed (fetched again)", d)
+	}
+	if d := check(t, c, s.URL+"/private"); d.Allowed || d.Temporary {
+		t.Errorf("after recovery /private: %+v, want disallowed for good", d)
+	}
+	if n := s.hits.Load(); n != 2 {
+		t.Errorf("robots.txt fetched %d times, want 2 (the 503, then once when ErrorTTL ended)", n)
 	}
 }
 
@@ -283,9 +299,8 @@ func testDeadFetcher(t *testing.T, connect func() (redis.UniversalClient, cluste
 	if s.hits.Load() != 0 {
 		t.Errorf("fetched while another process held the lease")
 	}
-	if !eventually(t, 10*time.Second, func() bool { return check(t, c, s.URL+"/a").Allowed }) {
-		t.Fatalf("never fetched after the dead process's lease expired")
-	}
+	testenv.Eventually(t, 10*time.Second, "fetched after the dead process's lease expired",
+		func() bool { return check(t, c, s.URL+"/a").Allowed })
 	if n := s.hits.Load(); n != 1 {
 		t.Errorf("fetched %d times, want 1", n)
 	}

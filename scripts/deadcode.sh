@@ -8,10 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 go=${GO:-go}
 version=v0.39.0
-roots=(./cmd/crawler)
-for extra in ./cmd/crawler-bench ./bench/cmd/crawler-bench; do
-  [ -d "$extra" ] && roots+=("$extra")
-done
+roots=(./cmd/crawler ./cmd/crawler-bench)
 out=$($go run golang.org/x/tools/cmd/deadcode@$version "${roots[@]}")
 allow=scripts/deadcode.allow
 unexpected=$(printf '%s\n' "$out" | awk -v allow="$allow" '

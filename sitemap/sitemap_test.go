@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 func readFile(t *testing.T, name string) []byte {
@@ -207,7 +207,7 @@ func shop(t *testing.T) (*httptest.Server, *sync.Map) {
 func TestWalker_robots(t *testing.T) {
 	srv, hits := shop(t)
 	ctx := context.Background()
-	rule := cluster.SitemapRule{URL: cluster.SitemapsFromRobots, Kind: "product", Allow: "/p/", Deny: `print=`}
+	rule := jobspec.SitemapRule{URL: jobspec.SitemapsFromRobots, Kind: "product", Allow: "/p/", Deny: `print=`}
 	roots, err := Roots(ctx, rule, testenv.Get, []string{srv.URL + "/", srv.URL + "/c/1"})
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/robots"
 )
 
@@ -46,7 +46,7 @@ type Walker struct {
 }
 
 // NewWalker returns the walker of a job's sitemaps entry.
-func NewWalker(rule cluster.SitemapRule, fetch Fetch) (*Walker, error) {
+func NewWalker(rule jobspec.SitemapRule, fetch Fetch) (*Walker, error) {
 	w := &Walker{Fetch: fetch}
 	var err error
 	if rule.Allow != "" {
@@ -266,8 +266,8 @@ func RobotsSitemaps(ctx context.Context, fetch Fetch, seeds []string) ([]string,
 
 // Roots returns the sitemaps a sitemaps entry starts from: its URL, or
 // for url: robots the Sitemap: lines of the seeds' hosts.
-func Roots(ctx context.Context, rule cluster.SitemapRule, fetch Fetch, seeds []string) ([]string, error) {
-	if rule.URL != cluster.SitemapsFromRobots {
+func Roots(ctx context.Context, rule jobspec.SitemapRule, fetch Fetch, seeds []string) ([]string, error) {
+	if rule.URL != jobspec.SitemapsFromRobots {
 		return []string{rule.URL}, nil
 	}
 	return RobotsSitemaps(ctx, fetch, seeds)

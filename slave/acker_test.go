@@ -13,6 +13,7 @@ import (
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/queue"
 	"github.com/crawler-dev/crawler/store"
 )
@@ -172,7 +173,7 @@ func TestCommitter_commit(t *testing.T) {
 	for i, w := range works {
 		found := ""
 		if i == 0 {
-			found = cluster.FoundLinks{Page: w.task.URL, Kind: cluster.KindDetail}.Encode()
+			found = cluster.FoundLinks{Page: w.task.URL, Kind: jobspec.KindDetail}.Encode()
 		}
 		if strings.HasSuffix(w.task.URL, "/p/7") {
 			refused = w

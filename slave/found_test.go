@@ -12,6 +12,7 @@ import (
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/extract"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // TestSlave_linksOfAFailedItem (issue 29): an item page that lacks a
@@ -27,12 +28,12 @@ func TestSlave_linksOfAFailedItem(t *testing.T) {
 		_, _ = w.Write([]byte(`<html><body><p>no title</p><a class="rel" href="/p/2">2</a><a class="rel" href="/p/3">3</a></body></html>`))
 	}))
 	t.Cleanup(site.Close)
-	jk := runningJobSpec(t, ctx, rdb, keys, "untitled", site.URL, func(s *cluster.JobSpec) {
+	jk := runningJobSpec(t, ctx, rdb, keys, "untitled", site.URL, func(s *jobspec.Job) {
 		s.DetailLink, s.Fields = nil, nil
-		s.Kinds = map[string]cluster.PageKind{
-			cluster.KindStart: {Links: []cluster.LinkRule{{CSS: "a.p", Kind: "product"}}},
-			"product": {Item: true, Fields: map[string]cluster.FieldRule{"title": {CSS: "h1", Required: true}},
-				Links: []cluster.LinkRule{{CSS: "a.rel", Kind: "product"}}},
+		s.Kinds = map[string]jobspec.PageKind{
+			jobspec.KindStart: {Links: []jobspec.LinkRule{{CSS: "a.p", Kind: "product"}}},
+			"product": {Item: true, Fields: map[string]jobspec.FieldRule{"title": {CSS: "h1", Required: true}},
+				Links: []jobspec.LinkRule{{CSS: "a.rel", Kind: "product"}}},
 		}
 	})
 	url := site.URL + "/p/1"

@@ -20,6 +20,7 @@ import (
 	"github.com/crawler-dev/crawler/canon"
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/metrics"
 	"github.com/crawler-dev/crawler/store"
 )
@@ -45,12 +46,12 @@ func runningJob(t testing.TB, ctx context.Context, rdb *redis.Client, keys clust
 // runningJobSpec is runningJob with the job's spec changed by edit (when
 // not nil) before it is written.
 func runningJobSpec(t testing.TB, ctx context.Context, rdb *redis.Client, keys cluster.Keys, name, base string,
-	edit func(*cluster.JobSpec), paths ...string) cluster.JobKeys {
+	edit func(*jobspec.Job), paths ...string) cluster.JobKeys {
 	t.Helper()
-	spec := cluster.DefaultJobSpec()
+	spec := jobspec.Default()
 	spec.Name, spec.Seeds, spec.AllowPrivateNetworks = name, []string{base + "/list"}, true
-	spec.DetailLink = &cluster.LinkRule{CSS: "a"}
-	spec.Fields = map[string]cluster.FieldRule{"title": {CSS: "h1"}}
+	spec.DetailLink = &jobspec.LinkRule{CSS: "a"}
+	spec.Fields = map[string]jobspec.FieldRule{"title": {CSS: "h1"}}
 	if edit != nil {
 		edit(&spec)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/downloader"
 	"github.com/crawler-dev/crawler/extract"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/metrics"
 	"github.com/crawler-dev/crawler/neardup"
 	"github.com/crawler-dev/crawler/queue"
@@ -22,7 +23,7 @@ import (
 type job struct {
 	name      string
 	submitted string // the submission it was loaded from
-	spec      *cluster.JobSpec
+	spec      *jobspec.Job
 	keys      cluster.JobKeys
 	queue     *queue.SlaveQueue // this slave's queue of the job
 	near      *neardup.Index
@@ -170,7 +171,7 @@ func (s *jobSet) load(ctx context.Context, name, submitted string) (*job, error)
 	if err != nil {
 		return nil, fmt.Errorf("read spec of job %s: %w", name, err)
 	}
-	spec, err := cluster.DecodeJobSpec(raw)
+	spec, err := jobspec.Decode(raw)
 	if err != nil {
 		return nil, fmt.Errorf("job %s: %w", name, err)
 	}

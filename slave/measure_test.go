@@ -14,6 +14,7 @@ import (
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/extract"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/metrics"
 	"github.com/crawler-dev/crawler/statuspage/feed"
 )
@@ -34,10 +35,10 @@ func TestSlave_extractLimit(t *testing.T) {
 		_, _ = w.Write([]byte("<html><body><h1>Deep</h1>" + deep + "</body></html>"))
 	}))
 	defer site.Close()
-	spec := cluster.DefaultJobSpec()
+	spec := jobspec.Default()
 	spec.Name, spec.Seeds, spec.AllowPrivateNetworks = "deep", []string{site.URL + "/list"}, true
-	spec.DetailLink = &cluster.LinkRule{CSS: "a"}
-	spec.Fields = map[string]cluster.FieldRule{"title": {CSS: "h1"}, "walk": {XPath: "//div//div//div//div//div//a"}}
+	spec.DetailLink = &jobspec.LinkRule{CSS: "a"}
+	spec.Fields = map[string]jobspec.FieldRule{"title": {CSS: "h1"}, "walk": {XPath: "//div//div//div//div//div//a"}}
 	spec.ApplyDefaults()
 	raw, _ := json.Marshal(&spec)
 	jk := keys.Job("deep")

@@ -13,6 +13,7 @@ import (
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/extract"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/statuspage/feed"
 )
 
@@ -68,9 +69,9 @@ func TestSlave_outcomes(t *testing.T) {
 	defer cancel()
 	site := outcomeSite(t)
 	paths := []string{"/ok", "/flaky", "/missing", "/down", "/untitled", "/file.pdf", "/private/1", "/away"}
-	jk := runningJobSpec(t, ctx, rdb, keys, "outcomes", site.URL, func(s *cluster.JobSpec) {
+	jk := runningJobSpec(t, ctx, rdb, keys, "outcomes", site.URL, func(s *jobspec.Job) {
 		s.MaxRetries = 1
-		s.Fields = map[string]cluster.FieldRule{"title": {CSS: "h1", Required: true}}
+		s.Fields = map[string]jobspec.FieldRule{"title": {CSS: "h1", Required: true}}
 	}, paths...)
 	rdb.RPush(ctx, jk.Queue(0), "{not a task")
 	items, path := jsonlStoreAt(t)
@@ -103,13 +104,13 @@ func TestSlave_outcomes(t *testing.T) {
 		reason    string
 		pageKind  string // the job's kind of the page
 	}{
-		{url: site.URL + "/missing", kind: "detail", status: 404, reason: "404", pageKind: cluster.KindDetail},
-		{url: site.URL + "/down", kind: "detail", status: 503, transient: true, reason: "503", pageKind: cluster.KindDetail},
-		{url: site.URL + "/untitled", kind: extract.FailureMissingField, status: 200, reason: "title", pageKind: cluster.KindDetail},
+		{url: site.URL + "/missing", kind: "detail", status: 404, reason: "404", pageKind: jobspec.KindDetail},
+		{url: site.URL + "/down", kind: "detail", status: 503, transient: true, reason: "503", pageKind: jobspec.KindDetail},
+		{url: site.URL + "/untitled", kind: extract.FailureMissingField, status: 200, reason: "title", pageKind: jobspec.KindDetail},
 		{url: "{not a task", kind: "detail", reason: "decode task"},
-		{url: site.URL + "/file.pdf", kind: "not_html", status: 200, reason: "not html", pageKind: cluster.KindDetail},
-		{url: site.URL + "/private/1", kind: "robots", reason: "robots.txt", pageKind: cluster.KindDetail},
-		{url: site.URL + "/away", kind: "offsite", reason: "allowed domains", pageKind: cluster.KindDetail},
+		{url: site.URL + "/file.pdf", kind: "not_html", status: 200, reason: "not html", pageKind: jobspec.KindDetail},
+		{url: site.URL + "/private/1", kind: "robots", reason: "robots.txt", pageKind: jobspec.KindDetail},
+		{url: site.URL + "/away", kind: "offsite", reason: "allowed domains", pageKind: jobspec.KindDetail},
 	} {
 		f, ok := records[tc.url]
 		switch {

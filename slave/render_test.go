@@ -16,6 +16,7 @@ import (
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/membership"
 	"github.com/crawler-dev/crawler/render"
 	"github.com/crawler-dev/crawler/statuspage/browsertest"
@@ -42,7 +43,7 @@ func TestSlave_parksRenderTasks(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			t.Cleanup(cancel)
 			site := page(t)
-			jk := runningJobSpec(t, ctx, rdb, keys, "spa", site.URL, func(s *cluster.JobSpec) {
+			jk := runningJobSpec(t, ctx, rdb, keys, "spa", site.URL, func(s *jobspec.Job) {
 				on := true
 				s.Render = &on
 			}, "/p/1")
@@ -96,10 +97,10 @@ func TestSlave_warnsRenderedFieldsEmpty(t *testing.T) {
 	}))
 	t.Cleanup(site.Close)
 	paths := []string{"/p/1", "/p/2", "/p/3", "/p/4", "/p/5", "/p/6"}
-	runningJobSpec(t, ctx, rdb, keys, "spa", site.URL, func(s *cluster.JobSpec) {
+	runningJobSpec(t, ctx, rdb, keys, "spa", site.URL, func(s *jobspec.Job) {
 		on := true
 		s.Render = &on
-		s.Fields = map[string]cluster.FieldRule{"title": {CSS: "h1"}, "when": {CSS: ".when"}}
+		s.Fields = map[string]jobspec.FieldRule{"title": {CSS: "h1"}, "when": {CSS: ".when"}}
 	}, paths...)
 	ropts := render.DefaultOptions()
 	ropts.Browser = browsertest.ChromiumPath(t)

@@ -14,6 +14,7 @@ import (
 	"github.com/crawler-dev/crawler/canon"
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/queue"
 	"github.com/crawler-dev/crawler/store"
 )
@@ -32,10 +33,10 @@ func TestSlave_ReleasesOrphans(t *testing.T) {
 	}))
 	defer site.Close()
 
-	spec := cluster.DefaultJobSpec()
+	spec := jobspec.Default()
 	spec.Name, spec.Seeds, spec.AllowPrivateNetworks = "orphans", []string{site.URL + "/list"}, true
-	spec.DetailLink = &cluster.LinkRule{CSS: "a"}
-	spec.Fields = map[string]cluster.FieldRule{"title": {CSS: "h1"}}
+	spec.DetailLink = &jobspec.LinkRule{CSS: "a"}
+	spec.Fields = map[string]jobspec.FieldRule{"title": {CSS: "h1"}}
 	spec.ApplyDefaults()
 	jk := keys.Job("orphans")
 	raw, _ := json.Marshal(&spec)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/membership"
 	"github.com/crawler-dev/crawler/metrics"
 )
@@ -23,7 +24,7 @@ func TestSlave_stealsFromTheLongestQueue(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	site := page(t)
-	fast := func(spec *cluster.JobSpec) { spec.PerHostRPS = 1000 }
+	fast := func(spec *jobspec.Job) { spec.PerHostRPS = 1000 }
 	jk := runningJobSpec(t, ctx, rdb, keys, "steal", site.URL, fast, "/own")
 	const queued = 100
 	for i := range queued {

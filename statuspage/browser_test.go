@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
+	"github.com/crawler-dev/crawler/internal/testenv"
 	"github.com/crawler-dev/crawler/statuspage/browsertest"
 )
 
@@ -32,9 +33,8 @@ func eval[T any](t *testing.T, tab context.Context, expr string) T {
 // waitFor polls a JavaScript condition in the tab.
 func waitFor(t *testing.T, tab context.Context, what, cond string) {
 	t.Helper()
-	if !eventually(30*time.Second, func() bool { return eval[bool](t, tab, cond) }) {
-		t.Fatalf("the page never showed %s (%s)", what, cond)
-	}
+	testenv.Eventually(t, 30*time.Second, fmt.Sprintf("the page showing %s (%s)", what, cond),
+		func() bool { return eval[bool](t, tab, cond) })
 }
 
 // js quotes s as a JavaScript string.

@@ -15,6 +15,7 @@ import (
 	"github.com/crawler-dev/crawler/client"
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/membership"
 	"github.com/crawler-dev/crawler/proxy"
 )
@@ -46,10 +47,10 @@ func newFixture(t testing.TB) *fixture {
 // master that takes it does.
 func (f *fixture) submit(name string) {
 	f.t.Helper()
-	spec := cluster.DefaultJobSpec()
+	spec := jobspec.Default()
 	spec.Name, spec.Seeds = name, []string{"https://example.com/list/1"}
-	spec.DetailLink = &cluster.LinkRule{CSS: ".item a"}
-	spec.Fields = map[string]cluster.FieldRule{"title": {CSS: "h1"}}
+	spec.DetailLink = &jobspec.LinkRule{CSS: ".item a"}
+	spec.Fields = map[string]jobspec.FieldRule{"title": {CSS: "h1"}}
 	spec.Dedup.Capacity = 10000
 	jobs, err := client.New(f.rdb, client.Options{Keys: f.keys})
 	if err != nil {
@@ -260,13 +261,3 @@ func redisZ(score int64, member string) redis.Z {
 }
 
 var errDown = errors.New("redis: connection refused")
-
-// eventually polls cond until it holds or timeout passes.
-func eventually(timeout time.Duration, cond func() bool) bool {
-	for end := time.Now().Add(timeout); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
-		if cond() {
-			return true
-		}
-	}
-	return cond()
-}

@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/internal/testenv"
 	"github.com/crawler-dev/crawler/statuspage/browsertest"
 	"github.com/crawler-dev/crawler/statuspage/feed"
 	"github.com/crawler-dev/crawler/store"
@@ -106,13 +107,11 @@ func TestServer_history(t *testing.T) {
 	busyCluster(f)
 	srv := f.serve(f.source(nil), func(o *Options) { o.HistoryEvery = 100 * time.Millisecond })
 	var h History
-	if !eventually(30*time.Second, func() bool {
+	testenv.Eventually(t, 30*time.Second, "3 samples or more in the history", func() bool {
 		_, _, body := get(t, srv.URL()+"api/history")
 		h = History{}
 		return json.Unmarshal(body, &h) == nil && len(h.Samples) >= 3
-	}) {
-		t.Fatalf("history %+v: want 3 samples or more", h)
-	}
+	})
 	last := h.Samples[len(h.Samples)-1]
 	if h.EveryMS != 100 || last.Slaves["0"] != 7+3 || last.Held != 6 || last.Queued != 16 {
 		t.Errorf("history every %dms, last sample %+v: want slave 0 at 7 queued + 3 held, 6 held and 16 queued in all", h.EveryMS, last)
@@ -153,13 +152,11 @@ func TestBrowser_operatorView(t *testing.T) {
 	f := newFixture(t)
 	operatorCluster(f)
 	srv := f.serve(f.source(nil), func(o *Options) { o.Refresh, o.HistoryEvery = time.Hour, 100*time.Millisecond })
-	if !eventually(30*time.Second, func() bool {
+	testenv.Eventually(t, 30*time.Second, "the server keeping 5 samples", func() bool {
 		_, _, body := get(t, srv.URL()+"api/history")
 		var h History
 		return json.Unmarshal(body, &h) == nil && len(h.Samples) >= 5
-	}) {
-		t.Fatal("the server never kept 5 samples")
-	}
+	})
 	if err := chromedp.Do(tab, chromedp.Navigate(srv.URL()), chromedp.WaitVisible(`#hosts tr[data-host="slow.example"]`)); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/crawler-dev/crawler/internal/testenv"
 )
 
 // gatedWriter records each write; the first one waits for the gate.
@@ -46,11 +48,11 @@ func TestLineFile_groupCommit(t *testing.T) {
 	ctx := context.Background()
 	errs := make(chan error, 32)
 	go func() { errs <- l.append(ctx, "k0", []byte("r0\n")) }()
-	waitFor(t, "the first batch to be written", func() bool { return len(w.all()) == 1 })
+	testenv.Eventually(t, 10*time.Second, "the first batch to be written", func() bool { return len(w.all()) == 1 })
 	for i := 1; i < 32; i++ {
 		go func() { errs <- l.append(ctx, fmt.Sprint("k", i), []byte(fmt.Sprintf("r%d\n", i))) }()
 	}
-	waitFor(t, "31 callers to join the next batch", func() bool {
+	testenv.Eventually(t, 10*time.Second, "31 callers to join the next batch", func() bool {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		return l.pending != nil && l.pending.n == 31
@@ -81,7 +83,7 @@ func TestLineFile_duplicateWaits(t *testing.T) {
 	l := newLineFile("test", w, nil, nil, 0)
 	first := make(chan error, 1)
 	go func() { first <- l.append(context.Background(), "k", []byte("r\n")) }()
-	waitFor(t, "the batch to be written", func() bool { return len(w.all()) == 1 })
+	testenv.Eventually(t, 10*time.Second, "the batch to be written", func() bool { return len(w.all()) == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	if err := l.append(ctx, "k", []byte("r\n")); !errors.Is(err, context.DeadlineExceeded) {
@@ -122,16 +124,5 @@ func TestLineFile_stickyError(t *testing.T) {
 	}
 	if writes := w.all(); len(writes) != 1 {
 		t.Errorf("writes = %q, want only the failed one", writes)
-	}
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
 	}
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crawler-dev/crawler/internal/bench"
+	"github.com/crawler-dev/crawler/cmd/crawler-bench/internal/bench"
 )
 
 // benchHostsFlags maps the many-host benchmark's option fields to its flags.

@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/crawler-dev/crawler/internal/bench"
+	"github.com/crawler-dev/crawler/cmd/crawler-bench/internal/bench"
 )
 
 func newBenchIdleCmd() *cobra.Command {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crawler-dev/crawler/internal/bench"
+	"github.com/crawler-dev/crawler/cmd/crawler-bench/internal/bench"
 )
 
 func newBenchMemoryCmd() *cobra.Command {

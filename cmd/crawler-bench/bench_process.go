@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 
-	"github.com/crawler-dev/crawler/internal/bench"
+	"github.com/crawler-dev/crawler/cmd/crawler-bench/internal/bench"
 )
 
 // processBench runs a benchmark on a Redis, most of them starting the

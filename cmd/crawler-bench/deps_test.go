@@ -15,7 +15,7 @@ func TestCrawler_holdsNoBenchOrTestCode(t *testing.T) {
 		t.Fatalf("go list -deps ../crawler: %v\n%s", err, out)
 	}
 	for _, pkg := range strings.Fields(string(out)) {
-		for _, banned := range []string{"/internal/bench", "/proxytest", "/internal/testenv", "goproxy", "go-socks5", "gocolly"} {
+		for _, banned := range []string{"/cmd/crawler-bench", "/proxytest", "/internal/testenv", "goproxy", "go-socks5", "gocolly"} {
 			if strings.Contains(pkg, banned) {
 				t.Errorf("the crawler binary is built with %s", pkg)
 			}

@@ -13,9 +13,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/downloader"
 	"github.com/crawler-dev/crawler/extract"
 	"github.com/crawler-dev/crawler/fetch"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/render"
 )
 
@@ -82,7 +83,7 @@ type checkReport struct {
 	Missing     []string             `json:"missing,omitempty"`
 	Empty       []string             `json:"empty,omitempty"`
 	Work        int64                `json:"work"`
-	rules       []cluster.LinkRule   // the kind's link rules, for the text form
+	rules       []jobspec.LinkRule   // the kind's link rules, for the text form
 	fieldNames  []string             // in order, for the text form
 }
 
@@ -144,7 +145,7 @@ func runCheck(ctx context.Context, o checkOptions, out io.Writer) error {
 	return nil
 }
 
-func sortedKinds(kinds map[string]cluster.PageKind) []string {
+func sortedKinds(kinds map[string]jobspec.PageKind) []string {
 	names := make([]string, 0, len(kinds))
 	for n := range kinds {
 		names = append(names, n)
@@ -153,15 +154,16 @@ func sortedKinds(kinds map[string]cluster.PageKind) []string {
 	return names
 }
 
-// checkFetch fetches the page with the job's request settings.
-func checkFetch(ctx context.Context, spec *cluster.JobSpec, pageURL string, jsonPage bool) (*fetch.Page, error) {
+// checkFetch fetches the page with the job's request settings, tried as
+// a crawl tries it (the downloader's retry policy, max_retries times).
+func checkFetch(ctx context.Context, spec *jobspec.Job, pageURL string, jsonPage bool) (*fetch.Page, error) {
 	f := fetch.New(fetch.Options{})
 	defer f.CloseIdleConnections()
-	return f.Fetch(ctx, fetch.Request{
-		URL: pageURL, AllowPrivate: spec.AllowPrivateNetworks, MaxRetries: spec.MaxRetries,
+	return downloader.FetchPage(ctx, f, fetch.Request{
+		URL: pageURL, AllowPrivate: spec.AllowPrivateNetworks,
 		UserAgent: spec.UserAgent, Headers: spec.Headers, MaxBodyBytes: spec.MaxBodyBytes,
 		Timeout: spec.Timeout.Std(), AllowNonHTML: jsonPage,
-	})
+	}, spec.MaxRetries, downloader.DefaultOptions())
 }
 
 // fetchContext names the page in a failed fetch's error, unless the
@@ -176,7 +178,7 @@ func fetchContext(pageURL string, err error) error {
 
 // fill records what the fetch gave, and notes what a crawl would do
 // otherwise than check.
-func (r *checkReport) fill(page *fetch.Page, spec *cluster.JobSpec) {
+func (r *checkReport) fill(page *fetch.Page, spec *jobspec.Job) {
 	r.Status, r.ContentType, r.Bytes = page.Status, page.ContentType, len(page.Body)
 	if page.URL != r.URL {
 		r.FinalURL = page.URL
@@ -204,7 +206,7 @@ func (r *checkReport) add(kind *extract.Kind, res *extract.Result) {
 }
 
 // ruleString writes a link rule as a job file would.
-func ruleString(l cluster.LinkRule) string {
+func ruleString(l jobspec.LinkRule) string {
 	var parts []string
 	for _, kv := range [][2]string{{"css", l.CSS}, {"xpath", l.XPath}, {"json", l.JSON}, {"attr", l.Attr},
 		{"allow", l.Allow}, {"deny", l.Deny}} {
@@ -277,7 +279,7 @@ func (r *checkReport) printFields(w io.Writer) {
 // and puts the DOM in place of the body; its requests are sent directly
 // by the renderer (never by the browser), like check's fetch, through the
 // address guard and the kind's block list.
-func (r *checkReport) render(ctx context.Context, rf *renderFlags, spec *cluster.JobSpec, page *fetch.Page) error {
+func (r *checkReport) render(ctx context.Context, rf *renderFlags, spec *jobspec.Job, page *fetch.Page) error {
 	rendering, ok := spec.RenderOf(r.Kind)
 	if !ok || rf == nil || !page.HTML {
 		return nil

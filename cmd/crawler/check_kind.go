@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/crawler-dev/crawler/canon"
-	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/extract"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // checkWalkPages is how many pages crawler check reads from the seeds,
@@ -26,7 +26,7 @@ var errKindUnknown = errors.New("cannot tell the page's kind")
 // pageKind decides the page's kind without fetching anything: the one
 // given, the seed's kind, or the one kind that the link rules whose allow
 // matches the URL lead to. Otherwise it returns errKindUnknown.
-func pageKind(spec *cluster.JobSpec, pageURL, given string) (kind, reason string, err error) {
+func pageKind(spec *jobspec.Job, pageURL, given string) (kind, reason string, err error) {
 	kinds := spec.PageKinds()
 	names := sortedKinds(kinds)
 	if given != "" {
@@ -53,7 +53,7 @@ func pageKind(spec *cluster.JobSpec, pageURL, given string) (kind, reason string
 // allowedKind is the one kind that the link rules with an allow pattern
 // matching u lead to, and the first such rule (kinds.list.links[2]), or
 // "".
-func allowedKind(kinds map[string]cluster.PageKind, names []string, u string) (kind, rule string) {
+func allowedKind(kinds map[string]jobspec.PageKind, names []string, u string) (kind, rule string) {
 	for _, n := range names {
 		for i, l := range kinds[n].Links {
 			if l.Allow == "" {
@@ -84,7 +84,7 @@ type walkStep struct {
 // its seeds, breadth-first as a crawl walks them (within allowed_domains
 // and max_depth), reading at most checkWalkPages pages: the page's kind is
 // the kind of the first rule that finds it.
-func walkKind(ctx context.Context, spec *cluster.JobSpec, rules *extract.Rules, pageURL string) (kind, reason string, err error) {
+func walkKind(ctx context.Context, spec *jobspec.Job, rules *extract.Rules, pageURL string) (kind, reason string, err error) {
 	target, err := canon.URL(pageURL)
 	if err != nil {
 		return "", "", fmt.Errorf("--url: %w", err)
@@ -123,7 +123,7 @@ func walkKind(ctx context.Context, spec *cluster.JobSpec, rules *extract.Rules, 
 // walkPage fetches one page of the walk and returns the links its kind's
 // rules find, list kinds' pages first so that the walk reaches the lists
 // before the items.
-func walkPage(ctx context.Context, spec *cluster.JobSpec, rules *extract.Rules, step walkStep) ([]extract.Link, error) {
+func walkPage(ctx context.Context, spec *jobspec.Job, rules *extract.Rules, step walkStep) ([]extract.Link, error) {
 	kind := rules.Kind(step.kind)
 	if kind == nil {
 		return nil, fmt.Errorf("no kind %s", step.kind)
@@ -151,7 +151,7 @@ func boolOrder(b bool) int {
 }
 
 // walkable reports whether a crawl would follow the link at depth.
-func walkable(spec *cluster.JobSpec, link string, depth int) bool {
+func walkable(spec *jobspec.Job, link string, depth int) bool {
 	if spec.MaxDepth > 0 && depth > spec.MaxDepth {
 		return false
 	}

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/demosite"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // serveShop serves the demo shop on loopback and writes its job file.
@@ -171,7 +171,7 @@ func TestCheck_kindFromRules(t *testing.T) {
 // without reading pages (walkKind reads them).
 func TestPageKind(t *testing.T) {
 	t.Parallel()
-	spec, err := cluster.ParseJobSpec(strings.NewReader(`name: two
+	spec, err := jobspec.Parse(strings.NewReader(`name: two
 seeds: ["https://a.example/", {url: "https://a.example/api", kind: api}]
 kinds:
   start: {links: [{css: "a.p", kind: product, allow: "/p/"}, {css: "a.r", kind: review}]}

@@ -309,7 +309,7 @@ func TestClient_jobs(t *testing.T) {
 	submit := append([]string{"client", "submit", "--job", jobFile}, env.flags()...)
 	_, refusal, err := crawler(t, time.Minute, submit...)
 	if err == nil || !strings.Contains(refusal, "job cancelme finished") ||
-		!strings.Contains(refusal, "crawler client reset --prefix "+env.prefix+" --job cancelme --yes") || !strings.Contains(refusal, "--force") {
+		!strings.Contains(refusal, suggested(env.redis, env.prefix, "client reset", "--job", "cancelme", "--yes")) || !strings.Contains(refusal, "--force") {
 		t.Errorf("resubmitting within the window: %v, stderr %q; want a refusal naming reset and --force", err, refusal)
 	}
 	if st, err := jobStatus(context.Background(), env.rdb, env.keys, "cancelme"); err != nil || st.State != "finished" {

@@ -23,6 +23,7 @@ import (
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/extract"
 	"github.com/crawler-dev/crawler/internal/redact"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -41,7 +42,7 @@ func newClientCmd(a *app) *cobra.Command {
 }
 
 // readJobFile parses and validates a job file.
-func readJobFile(path string) (*cluster.JobSpec, error) {
+func readJobFile(path string) (*jobspec.Job, error) {
 	if path == "" {
 		return nil, errors.New("--job: a job file is required")
 	}
@@ -50,7 +51,7 @@ func readJobFile(path string) (*cluster.JobSpec, error) {
 		return nil, fmt.Errorf("--job: %w", err)
 	}
 	defer f.Close()
-	spec, err := cluster.ParseJobSpec(f)
+	spec, err := jobspec.Parse(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -171,7 +172,7 @@ func newStatusCmd() *cobra.Command {
 // (every command defaults --redis to 127.0.0.1:6379); and when the job
 // renders item pages and no live slave can render them: those tasks wait
 // for one.
-func warnNoCrew(cmd *cobra.Command, cl *client.Client, cf clusterFlags, spec *cluster.JobSpec) {
+func warnNoCrew(cmd *cobra.Command, cl *client.Client, cf clusterFlags, spec *jobspec.Job) {
 	crew, err := cl.Crew(cmd.Context())
 	where := fmt.Sprintf("--redis %s --prefix %s", redact.URL(cf.redis), cf.prefix)
 	switch {

@@ -12,14 +12,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crawler-dev/crawler/client"
-	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // checkPreviousRun refuses to submit a job of the same name as one that
 // finished within its dupefilter window: the pages it fetched are still
 // duplicates, so an edited job submitted again would fetch only new pages.
 // With force it warns and lets the submission go on.
-func checkPreviousRun(cmd *cobra.Command, cl *client.Client, cf clusterFlags, spec *cluster.JobSpec, force bool) error {
+func checkPreviousRun(cmd *cobra.Command, cl *client.Client, cf clusterFlags, spec *jobspec.Job, force bool) error {
 	window := spec.Dedup.Window.Std()
 	prev, err := cl.PreviousRun(cmd.Context(), spec.Name, window)
 	if err != nil || prev == nil {

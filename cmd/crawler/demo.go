@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crawler-dev/crawler/client"
-	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/demosite"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 func newDemoCmd(a *app) *cobra.Command {
@@ -97,7 +97,7 @@ func serveHandler(listen string, h http.Handler) (string, func(), error) {
 }
 
 func runDemo(cmd *cobra.Command, a *app, cfg runConfig, site *demosite.Site, base string) error {
-	spec, err := cluster.ParseJobSpec(strings.NewReader(demosite.JobYAML("demo", base)))
+	spec, err := jobspec.Parse(strings.NewReader(demosite.JobYAML("demo", base)))
 	if err != nil {
 		return fmt.Errorf("demo job: %w", err)
 	}

@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crawler-dev/crawler/client"
-	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/demosite"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // runDemoShop crawls the demo shop with its job of page kinds (categories,
@@ -22,7 +22,7 @@ func runDemoShop(cmd *cobra.Command, a *app, cfg runConfig, listen string) error
 		return err
 	}
 	defer closeShop()
-	spec, err := cluster.ParseJobSpec(strings.NewReader(demosite.ShopJobYAML("shop", base, true)))
+	spec, err := jobspec.Parse(strings.NewReader(demosite.ShopJobYAML("shop", base, true)))
 	if err != nil {
 		return fmt.Errorf("demo shop job: %w", err)
 	}

@@ -77,6 +77,14 @@ func (e clusterEnv) liveIDs(t *testing.T) []int {
 	return ids
 }
 
+// suggested is the command line the crawler suggests for the cluster
+// at redisURL and prefix: with --redis when the test Redis is not the
+// default one (make test starts its own on a free port).
+func suggested(redisURL, prefix, path string, args ...string) string {
+	cf := clusterFlags{redis: redisURL, prefix: prefix}
+	return cf.command(path, args...)
+}
+
 func (e clusterEnv) flags(extra ...string) []string {
 	return append([]string{"--redis", e.redis, "--prefix", e.prefix}, extra...)
 }

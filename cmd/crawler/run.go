@@ -19,6 +19,7 @@ import (
 	"github.com/crawler-dev/crawler/client"
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/redisserver"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/master"
 	"github.com/crawler-dev/crawler/metrics"
 	"github.com/crawler-dev/crawler/slave"
@@ -128,7 +129,7 @@ func newRunCmd(a *app) *cobra.Command {
 // crawlHere crawls spec to the end in this process, showing its progress
 // on stderr, and prints the summary. check, when not nil, adds to the
 // summary (the demo compares the crawl with its site).
-func crawlHere(cmd *cobra.Command, a *app, cfg runConfig, spec *cluster.JobSpec, check func(io.Writer, *client.Status)) error {
+func crawlHere(cmd *cobra.Command, a *app, cfg runConfig, spec *jobspec.Job, check func(io.Writer, *client.Status)) error {
 	con, err := runConsole(cmd, a, cfg.quiet)
 	if err != nil {
 		return err
@@ -201,7 +202,7 @@ func reportWriter(cmd *cobra.Command, cfg runConfig) io.Writer {
 // runOutcome is the command's verdict: an interruption says so and how to
 // go on; a job in which nothing could be fetched, or no detail page
 // stored because every one failed, is a failure, with its reasons.
-func runOutcome(ctx context.Context, cfg runConfig, spec *cluster.JobSpec, st *client.Status, err error, started time.Time) error {
+func runOutcome(ctx context.Context, cfg runConfig, spec *jobspec.Job, st *client.Status, err error, started time.Time) error {
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		if cfg.redis == "" {
 			return errors.New("interrupted before the job finished; what was stored is in the output (this run's own Redis is gone: run again to crawl anew, or use --redis to resume)")
@@ -234,7 +235,7 @@ func runOutcome(ctx context.Context, cfg runConfig, spec *cluster.JobSpec, st *c
 // submitOrResume submits spec, or, on a Redis of the user's (--redis)
 // where the job is still pending or running (a run interrupted), resumes
 // it: this run's master takes the job over where the last one left it.
-func submitOrResume(ctx context.Context, a *app, cfg runConfig, cl *client.Client, spec *cluster.JobSpec) error {
+func submitOrResume(ctx context.Context, a *app, cfg runConfig, cl *client.Client, spec *jobspec.Job) error {
 	err := cl.Submit(ctx, spec)
 	if cfg.redis == "" || !errors.Is(err, client.ErrJobActive) {
 		return err
@@ -244,7 +245,7 @@ func submitOrResume(ctx context.Context, a *app, cfg runConfig, cl *client.Clien
 }
 
 // firstSeed is the job's first seed URL, for a suggestion.
-func firstSeed(spec *cluster.JobSpec) string {
+func firstSeed(spec *jobspec.Job) string {
 	if len(spec.Seeds) == 0 {
 		return "URL"
 	}
@@ -253,7 +254,7 @@ func firstSeed(spec *cluster.JobSpec) string {
 
 // runAllInOne submits spec and crawls it to the end in this process.
 // It returns the final status and which Redis it crawled on.
-func runAllInOne(ctx context.Context, a *app, cfg runConfig, spec *cluster.JobSpec, reg *metrics.Registry, con *console) (*client.Status, string, error) {
+func runAllInOne(ctx context.Context, a *app, cfg runConfig, spec *jobspec.Job, reg *metrics.Registry, con *console) (*client.Status, string, error) {
 	if cfg.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, cfg.timeout)
@@ -365,7 +366,7 @@ func runRedis(ctx context.Context, cfg runConfig, log *zap.Logger) (runBackend, 
 }
 
 // fieldNames are the job's field names, sorted: the CSV columns.
-func fieldNames(spec *cluster.JobSpec) []string {
+func fieldNames(spec *jobspec.Job) []string {
 	var names []string
 	seen := map[string]bool{}
 	for _, k := range spec.PageKinds() {
@@ -381,7 +382,7 @@ func fieldNames(spec *cluster.JobSpec) []string {
 }
 
 // runStore opens MongoDB when configured, else the JSON Lines file.
-func runStore(ctx context.Context, a *app, cfg runConfig, spec *cluster.JobSpec) (itemStore, func(), error) {
+func runStore(ctx context.Context, a *app, cfg runConfig, spec *jobspec.Job) (itemStore, func(), error) {
 	if cfg.mongo != "" {
 		m, err := openMongo(ctx, cfg.mongo)
 		if err != nil {

@@ -3,13 +3,13 @@ package main
 import (
 	"fmt"
 
-	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // refuseRecurring refuses a job with recrawl_every or schedule: crawler run
 // crawls one round and exits, so its later rounds would silently never
 // happen. A cluster (crawler master, slave, client submit) runs them.
-func refuseRecurring(spec *cluster.JobSpec) error {
+func refuseRecurring(spec *jobspec.Job) error {
 	var field string
 	switch {
 	case spec.Schedule != "":

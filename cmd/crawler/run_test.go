@@ -212,7 +212,7 @@ func TestClient_suggestionsCarryFlags(t *testing.T) {
 		t.Fatalf("run: %v\n%s", err, tail(stderr, 2000))
 	}
 	_, stderr, err = crawler(t, time.Minute, append([]string{"client", "submit", "--job", jobFile}, conn...)...)
-	if want := "crawler client reset --prefix " + keys.Prefix + " --job carried --yes"; err == nil || !strings.Contains(stderr, want) {
+	if want := suggested(testenv.RedisURL(), keys.Prefix, "client reset", "--job", "carried", "--yes"); err == nil || !strings.Contains(stderr, want) {
 		t.Errorf("submitting again within the window: %v, stderr %q; want the suggestion %q", err, stderr, want)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/crawler-dev/crawler/client"
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // TestWatch_fits80Columns (issue 18): the terminal view of
@@ -102,7 +103,7 @@ func TestWatch_betweenRounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec, err := cluster.ParseJobSpec(strings.NewReader("name: sched\nseeds: [\"https://example.com/\"]\n" +
+	spec, err := jobspec.Parse(strings.NewReader("name: sched\nseeds: [\"https://example.com/\"]\n" +
 		"detail_link: {css: a}\nfields: {t: {css: h1}}\nrecrawl_every: 1h\n"))
 	if err != nil {
 		t.Fatal(err)

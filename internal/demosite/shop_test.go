@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/extract"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/sitemap"
 )
 
@@ -27,7 +27,7 @@ func serveShop(t *testing.T, opts ShopOptions) (*Shop, *httptest.Server) {
 // breadth-first, each URL once as the kind of the first link that found
 // it, as the cluster will: it returns the items by path and the pages of
 // each kind.
-func walkShop(t *testing.T, base string, spec *cluster.JobSpec) (map[string]map[string]any, map[string]int) {
+func walkShop(t *testing.T, base string, spec *jobspec.Job) (map[string]map[string]any, map[string]int) {
 	t.Helper()
 	rules, err := extract.CompileJob(spec)
 	if err != nil {
@@ -74,7 +74,7 @@ func walkShop(t *testing.T, base string, spec *cluster.JobSpec) (map[string]map[
 // related links and the JSON API alike, with every price format read.
 func TestShop_crawl(t *testing.T) {
 	shop, srv := serveShop(t, ShopOptions{})
-	spec, err := cluster.ParseJobSpec(strings.NewReader(ShopJobYAML("shop", srv.URL, false)))
+	spec, err := jobspec.Parse(strings.NewReader(ShopJobYAML("shop", srv.URL, false)))
 	if err != nil {
 		t.Fatalf("the shop's job: %v", err)
 	}
@@ -112,7 +112,7 @@ func TestShop_crawl(t *testing.T) {
 func TestShop_sitemaps(t *testing.T) {
 	shop, srv := serveShop(t, ShopOptions{Categories: 2})
 	ctx := context.Background()
-	spec, err := cluster.ParseJobSpec(strings.NewReader(ShopJobYAML("shop", srv.URL, true)))
+	spec, err := jobspec.Parse(strings.NewReader(ShopJobYAML("shop", srv.URL, true)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"golang.org/x/text/encoding/simplifiedchinese"
 
 	"github.com/crawler-dev/crawler/canon"
-	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/robots"
 )
 
@@ -285,7 +285,7 @@ func TestArticleFor(t *testing.T) {
 }
 
 func TestJobYAML(t *testing.T) {
-	spec, err := cluster.ParseJobSpec(strings.NewReader(JobYAML("demo", "http://127.0.0.1:8080")))
+	spec, err := jobspec.Parse(strings.NewReader(JobYAML("demo", "http://127.0.0.1:8080")))
 	if err != nil {
 		t.Fatalf("ParseJobSpec(JobYAML): %v", err)
 	}
@@ -356,7 +356,7 @@ func TestSite_PageBytes(t *testing.T) {
 func TestJob_YAML(t *testing.T) {
 	j := Job{Name: "multi", Seeds: []string{"http://127.0.0.1:81/list/1", "http://127.0.0.2:82/list/1"},
 		AllowedDomains: []string{"127.0.0.1", "127.0.0.2"}, PerHostRPS: 10000, PerHostConcurrency: 1000, Capacity: 5000}
-	spec, err := cluster.ParseJobSpec(strings.NewReader(j.YAML()))
+	spec, err := jobspec.Parse(strings.NewReader(j.YAML()))
 	if err != nil {
 		t.Fatalf("ParseJobSpec: %v\n%s", err, j.YAML())
 	}
@@ -371,8 +371,8 @@ func TestJob_YAML(t *testing.T) {
 	if strings.Contains(j.YAML(), "per_host") {
 		t.Errorf("a job with no budget of its own sets one:\n%s", j.YAML())
 	}
-	def := cluster.DefaultJobSpec()
-	if spec, err := cluster.ParseJobSpec(strings.NewReader(j.YAML())); err != nil || spec.PerHostRPS != def.PerHostRPS ||
+	def := jobspec.Default()
+	if spec, err := jobspec.Parse(strings.NewReader(j.YAML())); err != nil || spec.PerHostRPS != def.PerHostRPS ||
 		spec.PerHostConcurrency != def.PerHostConcurrency {
 		t.Errorf("a job with no budget of its own = %+v, %v; want the job file's defaults", spec, err)
 	}
