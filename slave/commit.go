@@ -115,7 +115,9 @@ func (c *committer) commit(ctx context.Context, batch []pendingItem) {
 			c.s.letGo(ctx, p.w, fmt.Errorf("store item %s: %w", p.item.URL, errs[i]))
 			continue
 		}
-		if p.w.task.Retry {
+		// a failure record is dropped when the page is stored: a retried
+		// one's, or one an earlier delivery wrote before its holder died
+		if p.w.task.Retry || p.w.deliveries > 1 {
 			if err := c.s.deps.Store.DeleteFailure(ctx, p.item.ID); err != nil {
 				c.s.letGo(ctx, p.w, fmt.Errorf("drop failure record of %s: %w", p.item.URL, err))
 				continue

@@ -33,8 +33,8 @@ type work struct {
 	// undecodable is why raw is not a task (nil: task is it, decoded once
 	// when taken).
 	undecodable error
-	// storedEarlier is true when the task is past MaxDeliveries but an
-	// earlier delivery stored its page (storedearlier.go).
+	// storedEarlier is true when the task is redelivered and an earlier
+	// delivery of its round stored its page (storedearlier.go).
 	storedEarlier bool
 	// marked is closed once the task's start mark is written; nil until
 	// its fetch begins (guarded by the marker's mutex).
@@ -102,7 +102,16 @@ func skipStat(k downloader.Kind) string {
 
 // settle records a page that yields no item and acknowledges its task. If
 // the record cannot be written, the task is let go (see letGo).
+//
+// A page an earlier delivery of this round stored (storedEarlier) is
+// counted stored, and no record is written: the counters say what the
+// store holds, whichever delivery acknowledges the task.
 func (s *Slave) settle(ctx context.Context, w *work, f store.Failure, out queue.Outcome) {
+	if w.storedEarlier {
+		s.acks.add(w.job, w.job.kindCounts(w.task, queue.Outcome{Task: w.raw, FP: w.task.FP, Retried: w.task.Retry,
+			Retries: out.Retries}))
+		return
+	}
 	if err := s.deps.Store.SaveFailure(ctx, f); err != nil {
 		s.letGo(ctx, w, fmt.Errorf("store failure of %s: %w", w.task.URL, err))
 		return
