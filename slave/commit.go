@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/crawler-dev/crawler/ledger"
 	"github.com/crawler-dev/crawler/neardup"
-	"github.com/crawler-dev/crawler/queue"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -123,7 +123,7 @@ func (c *committer) commit(ctx context.Context, batch []pendingItem) {
 				continue
 			}
 		}
-		c.s.acks.add(p.w.job, p.w.job.kindCounts(p.w.task, queue.Outcome{Task: p.w.raw, FP: p.w.task.FP, Retried: p.w.task.Retry,
+		c.s.acks.add(p.w.job, p.w.job.kindCounts(p.w.task, ledger.Outcome{Task: p.w.raw, FP: p.w.task.FP, Retried: p.w.task.Retry,
 			NearDuplicate: p.item.NearDuplicateOf != "", Retries: p.retries, Counts: p.w.counts()}))
 	}
 }

@@ -15,8 +15,8 @@ import (
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/downloader"
 	"github.com/crawler-dev/crawler/fetch"
+	"github.com/crawler-dev/crawler/ledger"
 	"github.com/crawler-dev/crawler/neardup"
-	"github.com/crawler-dev/crawler/queue"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -81,11 +81,11 @@ func (s *Slave) handle(ctx context.Context, res downloader.Result) {
 			s.park(ctx, w)
 			return
 		}
-		s.settle(ctx, w, s.failure(w, res.Err, res.Tries, res.Transient), queue.Outcome{Failed: true, Retries: max(res.Tries-1, 0)})
+		s.settle(ctx, w, s.failure(w, res.Err, res.Tries, res.Transient), ledger.Outcome{Failed: true, Retries: max(res.Tries-1, 0)})
 	default: // skipped on purpose
 		f := s.failure(w, res.Err, res.Tries, false)
 		f.Kind = res.Kind.String()
-		s.settle(ctx, w, f, queue.Outcome{Skipped: skipStat(res.Kind), Retries: max(res.Tries-1, 0)})
+		s.settle(ctx, w, f, ledger.Outcome{Skipped: skipStat(res.Kind), Retries: max(res.Tries-1, 0)})
 	}
 }
 
@@ -106,9 +106,9 @@ func skipStat(k downloader.Kind) string {
 // A page an earlier delivery of this round stored (storedEarlier) is
 // counted stored, and no record is written: the counters say what the
 // store holds, whichever delivery acknowledges the task.
-func (s *Slave) settle(ctx context.Context, w *work, f store.Failure, out queue.Outcome) {
+func (s *Slave) settle(ctx context.Context, w *work, f store.Failure, out ledger.Outcome) {
 	if w.storedEarlier {
-		s.acks.add(w.job, w.job.kindCounts(w.task, queue.Outcome{Task: w.raw, FP: w.task.FP, Retried: w.task.Retry,
+		s.acks.add(w.job, w.job.kindCounts(w.task, ledger.Outcome{Task: w.raw, FP: w.task.FP, Retried: w.task.Retry,
 			Retries: out.Retries}))
 		return
 	}
@@ -229,7 +229,7 @@ func (s *Slave) settleUnfetchable(ctx context.Context, w *work, decodeErr error)
 	if decodeErr != nil {
 		sum := sha1.Sum([]byte(w.raw))
 		w.task = cluster.Task{Job: w.job.name, URL: w.raw, FP: "undecodable-" + hex.EncodeToString(sum[:8])}
-		s.settle(ctx, w, s.failure(w, decodeErr, 0, false), queue.Outcome{Failed: true})
+		s.settle(ctx, w, s.failure(w, decodeErr, 0, false), ledger.Outcome{Failed: true})
 		return
 	}
 	reason := w.lastError
@@ -238,5 +238,5 @@ func (s *Slave) settleUnfetchable(ctx context.Context, w *work, decodeErr error)
 	}
 	began := w.deliveries - 1 // deliveries whose fetch began and ended without an outcome
 	cause := fmt.Errorf("dead-lettered after %d deliveries without an outcome; last: %s", began, reason)
-	s.settle(ctx, w, s.failure(w, cause, began, false), queue.Outcome{Failed: true, DeadLetter: true})
+	s.settle(ctx, w, s.failure(w, cause, began, false), ledger.Outcome{Failed: true, DeadLetter: true})
 }

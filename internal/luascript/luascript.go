@@ -92,6 +92,50 @@ type Set struct {
 	Codes Codes
 }
 
+// With returns a set that composes s's files with other's: a script of it
+// may name files of either (fs.FS of s first), and reads both sets'
+// constants and fails with both sets' codes. A package whose step ends in
+// another's fragment (dedup's admission check in the job ledger's
+// admission) loads it so. A file, constant or code that both sets hold is
+// a build defect: With panics.
+func (s Set) With(other Set) Set {
+	consts := Consts{}
+	for _, c := range []Consts{s.Consts, other.Consts} {
+		for name, v := range c {
+			if _, dup := consts[name]; dup {
+				panic(fmt.Sprintf("luascript: constant %s in both sets", name))
+			}
+			consts[name] = v
+		}
+	}
+	codes := Codes{}
+	for _, c := range []Codes{s.Codes, other.Codes} {
+		for code, err := range c {
+			if _, dup := codes[code]; dup {
+				panic(fmt.Sprintf("luascript: error code %s in both sets", code))
+			}
+			codes[code] = err
+		}
+	}
+	return Set{FS: layered{s.FS, other.FS}, Consts: consts, Codes: codes}
+}
+
+// layered is two sets' files: a name is looked up in the first, then the
+// second; a name both hold is refused.
+type layered [2]fs.FS
+
+func (l layered) Open(name string) (fs.File, error) {
+	f, err := l[0].Open(name)
+	if err != nil {
+		return l[1].Open(name)
+	}
+	if _, err := fs.Stat(l[1], name); err == nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("%s is in both sets: %w", name, fs.ErrExist)
+	}
+	return f, nil
+}
+
 // Load returns the script composed of the files named (e.g.
 // "lua/take.lua"; a guard and a body, a mode and a tail, in order): the
 // prelude, the set's constants, then the files. Scripts are embedded in
