@@ -30,9 +30,9 @@ var codes = luascript.Codes{"DEDUPCLOCK": ErrClockSkew, "DEDUPOWNER": errNotOwne
 var dedupScripts = luascript.Set{FS: luaFiles, Codes: codes}
 
 // admitScripts are the package's steps composed with the job ledger's
-// admission (ledger.Admission): the admit script's tail, which enqueues
+// admission (ledger.Fragments): the admit script's tail, which enqueues
 // and counts the new links, is the ledger's; the check before it is ours.
-var admitScripts = dedupScripts.With(ledger.Admission)
+var admitScripts = dedupScripts.With(ledger.Fragments)
 
 // scripts are one mode's Redis scripts: each is the shared prelude, the
 // filter layout, the mode's check/insert functions and one tail, so the

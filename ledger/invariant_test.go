@@ -35,7 +35,9 @@ const (
 // once-guard), take, ack (stored, failed, skipped, dead-lettered; twice,
 // and by a holder whose delivery lapsed), hand back (released or
 // requeued), a lease that lapses and is reclaimed for redelivery, a dead
-// slave's tasks moved, a steal — and checks after every step that
+// slave's tasks moved, a steal, a cancel carried out (with and without
+// finishing), the job submitted anew once finished (its counters reset)
+// — and checks after every step that
 //
 //	discovered = stored + failed + skipped + duplicates + cancelled + queued + in flight
 //
@@ -114,17 +116,17 @@ func (j *jobRun) moveDeadline(ctx context.Context, slave int, task string) error
 
 func (j *jobRun) run(t *testing.T) {
 	t.Helper()
-	steps := []struct {
+	ops := []struct {
 		name string
 		do   func() error
 	}{
 		{"admit", j.admit}, {"admit", j.admit}, {"take", j.take}, {"take", j.take},
 		{"ack", j.ack}, {"ack", j.ack}, {"ack again", j.ackAgain}, {"release", j.handBack(false)},
 		{"requeue", j.handBack(true)}, {"lapse", j.lapseOne}, {"move dead slave's", j.moveDead},
-		{"steal", j.steal},
+		{"steal", j.steal}, {"cancel", j.cancel}, {"reset", j.reset},
 	}
 	for i := range steps {
-		s := steps[j.r.IntN(len(steps))]
+		s := ops[j.r.IntN(len(ops))]
 		if err := s.do(); err != nil {
 			t.Fatalf("seed %d step %d (%s): %v\nsteps: %s", j.seed, i, s.name, err, strings.Join(j.log, "; "))
 		}
@@ -277,6 +279,44 @@ func (j *jobRun) moveDead() error {
 	}
 	n, err := j.queues.MoveFromSlave(j.ctx, from, moves)
 	j.note("move %d of %d from %d", n, len(moves), from)
+	return err
+}
+
+// carryOutCancel is the ledger's cancel step as a master carries it out,
+// opened without the master's fence.
+var carryOutCancel = ledger.Steps.Load("lua/unfenced.lua", "lua/kinds.lua", "lua/cancel.lua")
+
+// cancel carries a cancel out once in a while: it drops what is queued
+// and what lapsed, counted cancelled; the links admitted after it are
+// queued again (a master stops admitting; the ledger does not care).
+func (j *jobRun) cancel() error {
+	if j.r.IntN(4) != 0 {
+		return nil
+	}
+	keys := append(ledger.CancelKeys(j.jk, slaves), j.jk.Stats())
+	args := append(ledger.CarryOutArgs(time.Now(), j.r.IntN(2) == 0), "*")
+	c, err := ledger.ParseCancel(carryOutCancel.Run(j.ctx, j.rdb, keys, args...))
+	j.note("cancel: %d dropped, outcome %d", c.Dropped, c.Outcome)
+	return err
+}
+
+// reset submits the job anew once a cancel finished it and nothing of it
+// is queued or in flight, as client submit does a finished job: its
+// counters restart.
+func (j *jobRun) reset() error {
+	state, err := j.rdb.HGet(j.ctx, j.jk.State(), cluster.StateField).Result()
+	if err != nil && err != redis.Nil {
+		return err
+	}
+	d, err := j.queues.Depth(j.ctx, slaves)
+	if queued, inflight := d.Total(); err != nil || state == cluster.StatePending || queued+inflight > 0 {
+		return err
+	}
+	active, err := j.ledger.Submit(j.ctx, []byte(`{"name":"prop"}`), j.jk.Seeds()+":staged", time.Now())
+	j.note("submit anew (state %q): active %q", state, active)
+	if err == nil && active != "" {
+		err = fmt.Errorf("a %s job was not submitted anew: %s", state, active)
+	}
 	return err
 }
 

@@ -1,4 +1,4 @@
--- client.RetryFailed: re-enqueue failed detail tasks for the master to
+-- Ledger.Retry (client retry-failed): re-enqueue failed detail tasks for the master to
 -- route. KEYS: retry list, retrying set, state. ARGV: fingerprint/task
 -- pairs. A task whose fingerprint is already being
 -- retried is skipped, so running retry-failed twice enqueues nothing

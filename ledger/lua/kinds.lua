@@ -1,4 +1,4 @@
--- Per-kind counters of list pages, for the scripts that queue or drop
+-- The job ledger's per-kind counters of list pages, for the scripts that queue or drop
 -- frontier entries (seed, queue_next, cancel). Their callers append the
 -- job's stats key to K and the item kinds' names (space-separated) to A;
 -- both are taken off here, so the script's body sees K and A as before.

@@ -1,4 +1,4 @@
--- client.Submit: store a job's spec and seeds and mark it pending, unless
+-- Ledger.Submit (client submit): store a job's spec and seeds and mark it pending, unless
 -- a job of that name is pending or running. KEYS: spec, state, stats,
 -- seeds, staged seeds. ARGV: spec JSON, now. The seeds were written to the staging list
 -- a batch per command beforehand; here they replace the job's seeds in one
