@@ -22,8 +22,11 @@
 //   - submit and reset (lua/submit.lua, Ledger.Submit: a finished job
 //     submitted anew restarts its counters), retry (lua/retry.lua,
 //     Ledger.Retry: failed tasks go back, counted failed until acked
-//     again), and a master's start and finish of a round
-//     (lua/start_round.lua, lua/finish.lua, composed after its fence).
+//     again), and a master's steps, composed after its fence: the start
+//     and finish of a round (lua/start_round.lua, lua/finish.lua) and the
+//     commit of a list page or of Found entries with what they counted
+//     (lua/commit_list.lua, lua/commit_found.lua), each counted once
+//     however often the page was fetched.
 //
 // Taking, handing back and reclaiming tasks (package queue) move a task
 // between queued and in flight and count nothing. Together they keep

@@ -52,7 +52,8 @@ const (
 // withLedger composes the package's scripts with the job ledger's
 // fragments (the per-kind counters, ledger/lua/kinds.lua), and
 // fencedLedger the job ledger's steps a master takes (start or finish a
-// round, carry a cancel out) with the fence alone, which they open with.
+// round, commit a list page or Found entries and their counters, carry a
+// cancel out) with the fence alone, which they open with.
 var (
 	withLedger   = scripts.With(ledger.Fragments)
 	fencedLedger = ledger.Steps.With(luascript.Set{FS: luaFiles, Codes: codes})
@@ -61,8 +62,8 @@ var (
 var (
 	startRoundScript  = fencedLedger.Load("lua/fence.lua", "lua/start_round.lua")
 	seedScript        = withLedger.Load("lua/fence.lua", "lua/kinds.lua", "lua/seed.lua")
-	commitListScript  = scripts.Load("lua/fence.lua", "lua/commit_list.lua")
-	commitFoundScript = scripts.Load("lua/fence.lua", "lua/commit_found.lua")
+	commitListScript  = fencedLedger.Load("lua/fence.lua", "lua/commit_list.lua")
+	commitFoundScript = fencedLedger.Load("lua/fence.lua", "lua/commit_found.lua")
 	queueNextScript   = withLedger.Load("lua/fence.lua", "lua/kinds.lua", "lua/queue_next.lua")
 	finishScript      = fencedLedger.Load("lua/fence.lua", "lua/finish.lua")
 	cancelScript      = fencedLedger.Load("lua/fence.lua", "lua/kinds.lua", "lua/cancel.lua")

@@ -99,25 +99,23 @@ type Set struct {
 // admission) loads it so. A file, constant or code that both sets hold is
 // a build defect: With panics.
 func (s Set) With(other Set) Set {
-	consts := Consts{}
-	for _, c := range []Consts{s.Consts, other.Consts} {
-		for name, v := range c {
-			if _, dup := consts[name]; dup {
-				panic(fmt.Sprintf("luascript: constant %s in both sets", name))
+	return Set{FS: layered{s.FS, other.FS}, Consts: union("constant", s.Consts, other.Consts),
+		Codes: union("error code", s.Codes, other.Codes)}
+}
+
+// union is the entries of a and b, which share no name (what names the
+// entries, in the panic if they do).
+func union[M ~map[string]V, V any](what string, a, b M) M {
+	out := make(M, len(a)+len(b))
+	for _, m := range []M{a, b} {
+		for name, v := range m {
+			if _, dup := out[name]; dup {
+				panic(fmt.Sprintf("luascript: %s %s in both sets", what, name))
 			}
-			consts[name] = v
+			out[name] = v
 		}
 	}
-	codes := Codes{}
-	for _, c := range []Codes{s.Codes, other.Codes} {
-		for code, err := range c {
-			if _, dup := codes[code]; dup {
-				panic(fmt.Sprintf("luascript: error code %s in both sets", code))
-			}
-			codes[code] = err
-		}
-	}
-	return Set{FS: layered{s.FS, other.FS}, Consts: consts, Codes: codes}
+	return out
 }
 
 // layered is two sets' files: a name is looked up in the first, then the
