@@ -1,4 +1,4 @@
--- The job ledger's cancel, the one script that stops a job: asked by
+-- Cancel: the job ledger's one script that stops a job: asked by
 -- client cancel (after unfenced.lua) and carried out by the job's master
 -- (after its fence.lua), in the same steps. K: state, owner, stats,
 -- frontier, pages in progress, retry list, retrying set, task attempts,

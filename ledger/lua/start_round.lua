@@ -1,5 +1,5 @@
--- A master's start of a round (master frontier.startRound, fenced): begin
--- round A[1] of a job. K: state, listseen and committed of the previous
+-- frontier.startRound: a master's start of a round, fenced: begin round
+-- A[1] of a job. K: state, listseen and committed of the previous
 -- round. A: round, now (RFC 3339). It marks the job
 -- running at that round with no seed queued yet and forgets the previous
 -- round's list-page bookkeeping. Reply 1, or 0 if the job is at that round already.
