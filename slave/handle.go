@@ -34,8 +34,10 @@ type work struct {
 	// when taken).
 	undecodable error
 	// storedEarlier is true when the task is redelivered and an earlier
-	// delivery of its round stored its page (storedearlier.go).
+	// delivery of its round stored its page (storedearlier.go), and
+	// earlierChange what that delivery's visit found.
 	storedEarlier bool
+	earlierChange store.Change
 	// marked is closed once the task's start mark is written; nil until
 	// its fetch begins (guarded by the marker's mutex).
 	marked chan struct{}
@@ -108,8 +110,9 @@ func skipStat(k downloader.Kind) string {
 // store holds, whichever delivery acknowledges the task.
 func (s *Slave) settle(ctx context.Context, w *work, f store.Failure, out ledger.Outcome) {
 	if w.storedEarlier {
+		w.visit.change = w.earlierChange
 		s.acks.add(w.job, w.job.kindCounts(w.task, ledger.Outcome{Task: w.raw, FP: w.task.FP, Retried: w.task.Retry,
-			Retries: out.Retries}))
+			Retries: out.Retries, Counts: w.counts()}))
 		return
 	}
 	if err := s.deps.Store.SaveFailure(ctx, f); err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"go.uber.org/zap"
+
+	"github.com/crawler-dev/crawler/store"
 )
 
 // A task whose fetch began more than MaxDeliveries times without an
@@ -30,7 +32,7 @@ func (s *Slave) lookUpStored(ctx context.Context, j *job, works []*work) {
 		func(w *work) bool { return w.deliveries > 1 })
 	for _, f := range found {
 		if f.stored != nil && f.stored.Round == f.w.task.Round {
-			f.w.storedEarlier = true
+			f.w.storedEarlier, f.w.earlierChange = true, earlierChange(f.stored, f.w.task.Round)
 			if f.w.deliveries > s.opts.MaxDeliveries {
 				s.log.Info("page stored by an earlier delivery whose holder died before acknowledging it; not dead-lettered",
 					zap.String("job", j.name), zap.String("url", f.w.task.URL), zap.Int("deliveries", f.w.deliveries))
@@ -43,4 +45,17 @@ func (s *Slave) lookUpStored(ctx context.Context, j *job, works []*work) {
 // stored page past them is settled as stored without a fetch.
 func (s *Slave) deadLetter(w *work) bool {
 	return w.deliveries > s.opts.MaxDeliveries && !(w.storedEarlier && w.deliveries <= storedGrace*s.opts.MaxDeliveries)
+}
+
+// earlierChange is what the visit of round that stored p found (as
+// store.SaveVisits reports a page delivered again in that round): new or
+// changed when that round wrote its version, else unchanged.
+func earlierChange(p *store.Stored, round int64) store.Change {
+	switch {
+	case p.ChangedRound == round && p.Version == 1:
+		return store.ChangeNew
+	case p.ChangedRound == round && p.Version > 1:
+		return store.ChangeChanged
+	}
+	return store.ChangeUnchanged
 }
