@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/ledger"
 )
 
 // Jobs reads the status of every submitted job, oldest submission first.
@@ -45,19 +46,17 @@ var ErrJobFinished = errors.New("the job is finished")
 // here at once, so it can be reset or submitted again: finished reports
 // that.
 func (c *Client) Cancel(ctx context.Context, job string) (finished bool, err error) {
-	jk := c.keys.Job(job)
-	n, err := cancelScript.Run(ctx, c.rdb, []string{jk.State(), jk.Owner()},
-		time.Now().UTC().Format(time.RFC3339)).Int()
+	n, err := ledger.New(c.rdb, c.keys.Job(job)).AskCancel(ctx, time.Now())
 	switch {
 	case err != nil:
 		return false, fmt.Errorf("cancel job %s: %w", job, err)
-	case n == cancelNoJob:
+	case n == ledger.CancelNoJob:
 		return false, fmt.Errorf("cancel job %s: %w", job, ErrJobNotFound)
-	case n == cancelFinishedAlready:
+	case n == ledger.CancelFinishedAlready:
 		return false, fmt.Errorf("cancel job %s: %w", job, ErrJobFinished)
 	}
 	c.bumpJobs(ctx)
-	return n == cancelFinishedHere, nil
+	return n == ledger.CancelFinished, nil
 }
 
 // ErrJobBusy is returned when resetting a job that is pending or running.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/ledger"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -21,18 +22,13 @@ func (c *Client) RetryFailed(ctx context.Context, job string, failures []store.F
 		}
 		return 0, fmt.Errorf("retry failed of job %s: %w", job, ErrJobNotFound)
 	}
-	var args []any
+	var tasks []cluster.Task
 	for _, f := range failures {
-		if !retryable(job, f) {
-			continue
+		if retryable(job, f) {
+			tasks = append(tasks, cluster.Task{URL: f.URL, FP: f.Fingerprint(), Job: job, Referer: f.Referer, Round: f.Round, Retry: true})
 		}
-		task := cluster.Task{URL: f.URL, FP: f.Fingerprint(), Job: job, Referer: f.Referer, Round: f.Round, Retry: true}
-		args = append(args, task.FP, task.Encode())
 	}
-	if len(args) == 0 {
-		return 0, nil
-	}
-	n, err := retryScript.Run(ctx, c.rdb, []string{jk.Retry(), jk.Retrying(), jk.State()}, args...).Int()
+	n, err := ledger.New(c.rdb, jk).Retry(ctx, tasks)
 	if err != nil {
 		return 0, fmt.Errorf("retry failed of job %s: %w", job, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/dedup"
 	"github.com/crawler-dev/crawler/jobspec"
+	"github.com/crawler-dev/crawler/ledger"
 )
 
 // ErrJobActive is returned when a job of the same name is pending or running.
@@ -63,13 +64,12 @@ func (c *Client) Submit(ctx context.Context, spec *jobspec.Job) error {
 	if err := c.rdb.ZAddNX(ctx, c.keys.Jobs(), redis.Z{Score: float64(now.UnixMilli()), Member: spec.Name}).Err(); err != nil {
 		return fmt.Errorf("submit job %s: index: %w", spec.Name, err)
 	}
-	res, err := submitScript.Run(ctx, c.rdb, []string{jk.Spec(), jk.State(), jk.Stats(), jk.Seeds(), staging},
-		raw, now.Format(time.RFC3339Nano)).Text()
+	active, err := ledger.New(c.rdb, jk).Submit(ctx, raw, staging, now)
 	if err != nil {
 		return fmt.Errorf("submit job %s: %w", spec.Name, err)
 	}
-	if res != "ok" {
-		return fmt.Errorf("submit job %s: %w (state %s)", spec.Name, ErrJobActive, res)
+	if active != "" {
+		return fmt.Errorf("submit job %s: %w (state %s)", spec.Name, ErrJobActive, active)
 	}
 	c.bumpJobs(ctx)
 	return nil

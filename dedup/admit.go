@@ -127,7 +127,7 @@ func queueKeys(cs []Candidate) []string {
 }
 
 // admitTail lays out the tail keys (Stats, OnceKey, distinct queues) and
-// arguments as lua/tail_admit.lua reads them, for the candidates p passes.
+// arguments as the ledger's lua/admit.lua reads them, for the candidates p passes.
 func admitTail(b Batch, p plan) ([]string, []any) {
 	var keys []string
 	args := []any{b.NewField, b.DupField, b.onceArg(), flag(b.Stats != ""), flag(b.OnceKey != ""), p.resolved}

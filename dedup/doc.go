@@ -1,8 +1,9 @@
 // Package dedup is the crawler's shared dupefilter. The master asks it, in
 // one atomic Redis script per list page, which detail links are new, and in
-// the same script enqueues the new ones on their slave queues and counts them
-// (Filter.Admit), so a crash never leaves a link recorded as seen but not
-// queued.
+// the same script the job's ledger (package ledger, whose admission the
+// script ends with) enqueues the new ones on their slave queues and counts
+// them (Filter.Admit), so a crash never leaves a link recorded as seen but
+// not queued.
 //
 // A Filter has three modes behind the same methods: an expiring multi-Bloom
 // filter (one Redis string per time granule, the default), an exact sorted

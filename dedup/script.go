@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/crawler-dev/crawler/internal/luascript"
+	"github.com/crawler-dev/crawler/ledger"
 )
 
 //go:embed lua/*.lua
@@ -28,9 +29,15 @@ var codes = luascript.Codes{"DEDUPCLOCK": ErrClockSkew, "DEDUPOWNER": errNotOwne
 // dedupScripts are the package's protocol steps (luascript.Set).
 var dedupScripts = luascript.Set{FS: luaFiles, Codes: codes}
 
+// admitScripts are the package's steps composed with the job ledger's
+// admission (ledger.Fragments): the admit script's tail, which enqueues
+// and counts the new links, is the ledger's; the check before it is ours.
+var admitScripts = dedupScripts.With(ledger.Fragments)
+
 // scripts are one mode's Redis scripts: each is the shared prelude, the
 // filter layout, the mode's check/insert functions and one tail, so the
-// tails (enqueue, counters, once-guard) are written once for all modes.
+// tails are written once for all modes: seen, contains and prepare here,
+// admit (enqueue, counters, once-guard) in the job ledger.
 type scripts struct {
 	admit, seen, contains, prepare *redis.Script
 }
@@ -43,7 +50,8 @@ func loadScripts(m Mode) scripts {
 	s := func(tail string) *redis.Script {
 		return dedupScripts.Load("lua/layout.lua", "lua/"+string(m)+".lua", "lua/tail_"+tail+".lua")
 	}
-	return scripts{admit: s("admit"), seen: s("seen"), contains: s("contains"), prepare: s("prepare")}
+	admit := admitScripts.Load("lua/layout.lua", "lua/"+string(m)+".lua", "lua/admit.lua")
+	return scripts{admit: admit, seen: s("seen"), contains: s("contains"), prepare: s("prepare")}
 }
 
 // scriptCall is the arguments of one script run: mode keys and arguments

@@ -11,6 +11,7 @@ import (
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
 	"github.com/crawler-dev/crawler/jobspec"
+	"github.com/crawler-dev/crawler/ledger"
 	"github.com/crawler-dev/crawler/queue"
 )
 
@@ -52,10 +53,10 @@ func TestJobRunner_cancel(t *testing.T) {
 	if st := status(t, f); st.State == cluster.StateFinished || st.Counters.InFlight != 2 {
 		t.Fatalf("with 2 tasks in flight: state %s, in flight %d; want still running, 2", st.State, st.Counters.InFlight)
 	}
-	if n, err := dead.Ack(f.ctx, []queue.Outcome{{Task: lapsing[0]}}); err != nil || n != 0 {
+	if n, err := ledger.New(f.rdb, f.jk).Ack(f.ctx, 0, []ledger.Outcome{{Task: lapsing[0]}}); err != nil || n != 0 {
 		t.Errorf("late ack of a dropped task counted %d (%v), want 0: it is counted cancelled", n, err)
 	}
-	if n, err := live.Ack(f.ctx, []queue.Outcome{{Task: held[0]}, {Task: held[1], Failed: true}}); err != nil || n != 2 {
+	if n, err := ledger.New(f.rdb, f.jk).Ack(f.ctx, 1, []ledger.Outcome{{Task: held[0]}, {Task: held[1], Failed: true}}); err != nil || n != 2 {
 		t.Fatalf("ack of the tasks held = %d, %v; want 2", n, err)
 	}
 	select {
@@ -76,7 +77,7 @@ func TestJobRunner_cancel(t *testing.T) {
 		t.Errorf("counters %+v: want stored 1, failed 1, cancelled 5, and discovered %d = settled %d",
 			c, c.Discovered, c.Settled())
 	}
-	if n, _ := live.Ack(f.ctx, []queue.Outcome{{Task: held[0]}}); n != 0 {
+	if n, _ := ledger.New(f.rdb, f.jk).Ack(f.ctx, 1, []ledger.Outcome{{Task: held[0]}}); n != 0 {
 		t.Errorf("an acknowledgement after the finish counted %d", n)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
 	"github.com/crawler-dev/crawler/jobspec"
+	"github.com/crawler-dev/crawler/ledger"
 	"github.com/crawler-dev/crawler/membership"
 	"github.com/crawler-dev/crawler/queue"
 )
@@ -60,7 +61,7 @@ func TestMaster_Run_crawl(t *testing.T) {
 	testenv.Eventually(t, time.Minute, "the job finished, its tasks acknowledged as a slave would", func() bool {
 		ds, err := slave.Take(f.ctx, 10, time.Minute)
 		if err == nil && len(ds) > 0 {
-			if _, err := slave.Ack(f.ctx, outcomes(ds)); err != nil {
+			if _, err := ledger.New(f.rdb, f.jk).Ack(f.ctx, 0, outcomes(ds)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -74,10 +75,10 @@ func TestMaster_Run_crawl(t *testing.T) {
 }
 
 // outcomes are the stored outcomes of deliveries.
-func outcomes(ds []queue.Delivery) []queue.Outcome {
-	out := make([]queue.Outcome, len(ds))
+func outcomes(ds []queue.Delivery) []ledger.Outcome {
+	out := make([]ledger.Outcome, len(ds))
 	for i, d := range ds {
-		out[i] = queue.Outcome{Task: d.Entry}
+		out[i] = ledger.Outcome{Task: d.Entry}
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/ledger"
 	"github.com/crawler-dev/crawler/queue"
 )
 
@@ -163,16 +164,10 @@ func appendCounters(args []any, counters map[string]int64) []any {
 	return args
 }
 
-// Outcomes of tryFinish: finish.lua's replies (R_ROUND_RUNNING, ...).
-const (
-	roundRunning  = 0
-	roundFinished = 1
-	roundCancel   = 2 // client cancel asked to stop the job
-)
-
-// tryFinish marks the round finished if no work is left; it reports
-// roundFinished then, roundCancel if the job is to be cancelled, else
-// roundRunning.
+// tryFinish marks the round finished if no work is left (the job
+// ledger's finish step); it reports ledger.RoundFinished then,
+// ledger.RoundCancel if the job is to be cancelled, else
+// ledger.RoundRunning.
 func (f *frontier) tryFinish(ctx context.Context, nextRound time.Time) (int, error) {
 	keys := make([]string, 0, 8+2*f.maxSlaves)
 	keys = append(keys, f.keys.State(), f.keys.Frontier(), f.keys.FrontierActive(), f.keys.Retry(), f.keys.Seeds(),
@@ -187,39 +182,23 @@ func (f *frontier) tryFinish(ctx context.Context, nextRound time.Time) (int, err
 	}
 	n, err := f.run(ctx, finishScript, keys, f.stamp(), next).Int()
 	if err != nil {
-		return roundRunning, fmt.Errorf("check finished: %w", codes.Translate(err))
+		return ledger.RoundRunning, fmt.Errorf("check finished: %w", codes.Translate(err))
 	}
 	return n, nil
 }
 
-// cancel stops the job as client cancel asked: its queued tasks, and those
-// in flight whose lease lapsed, are dropped and counted as cancelled.
-// With finish set, the job is finished once none of its tasks is in flight
-// any more. It returns the tasks dropped and whether the job is finished.
+// cancel stops the job as client cancel asked (the job ledger's cancel
+// step, ledger.Cancelling): its queued tasks, and those in flight whose
+// lease lapsed, are dropped and counted as cancelled. With finish set,
+// the job is finished once none of its tasks is in flight any more. It
+// returns the tasks dropped and whether the job is finished.
 func (f *frontier) cancel(ctx context.Context, finish bool) (int64, bool, error) {
-	keys := make([]string, 0, 9+2*f.maxSlaves)
-	keys = append(keys, f.keys.State(), f.keys.Stats(), f.keys.Frontier(), f.keys.FrontierActive(),
-		f.keys.Retry(), f.keys.Retrying(), f.keys.TaskAttempts(), f.keys.ListAttempts(), f.keys.RenderWait())
-	for i := 0; i < f.maxSlaves; i++ {
-		keys = append(keys, f.keys.Queue(i), f.keys.Inflight(i))
-	}
-	res, err := f.runCounting(ctx, cancelScript, keys, f.stamp(),
-		finishArg(finish)).Int64Slice()
+	c, err := ledger.ParseCancel(f.runCounting(ctx, cancelScript, ledger.CancelKeys(f.keys, f.maxSlaves),
+		ledger.CarryOutArgs(f.clock.now(), finish)...))
 	if err != nil {
 		return 0, false, fmt.Errorf("cancel job: %w", codes.Translate(err))
 	}
-	if len(res) != 2 {
-		return 0, false, fmt.Errorf("cancel job: unexpected reply %v", res)
-	}
-	return res[0], res[1] == 1, nil
-}
-
-// finishArg is a script's boolean argument.
-func finishArg(finish bool) string {
-	if finish {
-		return "1"
-	}
-	return "0"
+	return c.Dropped, c.Outcome == ledger.CancelFinished, nil
 }
 
 // jobState is a job's state hash, as a runner reads it.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/ledger"
 )
 
 // TestFrontier_seeds: a round's seeds are queued a batch per call (the
@@ -25,7 +26,7 @@ func TestFrontier_seeds(t *testing.T) {
 	if err != nil || left != int64(len(list)-seedBatch) {
 		t.Fatalf("first batch: left %d, %v; want %d", left, err, len(list)-seedBatch)
 	}
-	if outcome, _ := r.frontier.tryFinish(f.ctx, time.Time{}); outcome != roundRunning {
+	if outcome, _ := r.frontier.tryFinish(f.ctx, time.Time{}); outcome != ledger.RoundRunning {
 		t.Fatal("the round finished with seeds not yet queued")
 	}
 	if err := r.seed(f.ctx, 1); err != nil {
@@ -96,7 +97,7 @@ func TestFrontier_tryFinish(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return outcome == roundFinished
+		return outcome == ledger.RoundFinished
 	}
 	if finish() {
 		t.Fatal("finished with a list page waiting")
@@ -168,7 +169,7 @@ func TestFrontier_nextRound(t *testing.T) {
 		t.Fatal("round 1 keeps no seen list pages: the test proves nothing")
 	}
 	f.rdb.Del(f.ctx, f.jk.Frontier()) // the round's pages are done
-	if outcome, err := r.frontier.tryFinish(f.ctx, time.Time{}); err != nil || outcome != roundFinished {
+	if outcome, err := r.frontier.tryFinish(f.ctx, time.Time{}); err != nil || outcome != ledger.RoundFinished {
 		t.Fatalf("tryFinish = %d, %v; want finished", outcome, err)
 	}
 	if started, err := r.frontier.startRound(f.ctx, 2); err != nil || !started {

@@ -18,6 +18,7 @@ import (
 	"github.com/crawler-dev/crawler/extract"
 	"github.com/crawler-dev/crawler/internal/ctxtime"
 	"github.com/crawler-dev/crawler/jobspec"
+	"github.com/crawler-dev/crawler/ledger"
 	"github.com/crawler-dev/crawler/queue"
 )
 
@@ -273,11 +274,11 @@ func (r *jobRunner) maintain(ctx context.Context, round int64) error {
 			continue
 		}
 		switch outcome {
-		case roundFinished:
+		case ledger.RoundFinished:
 			r.m.bumpJobs(ctx)
 			r.log.Info("round finished", zap.Int64("round", round))
 			return nil
-		case roundCancel:
+		case ledger.RoundCancel:
 			return errCancel
 		}
 	}

@@ -5,8 +5,8 @@ import (
 	"errors"
 
 	"github.com/crawler-dev/crawler/cluster"
-
 	"github.com/crawler-dev/crawler/internal/luascript"
+	"github.com/crawler-dev/crawler/ledger"
 )
 
 //go:embed lua/*.lua
@@ -35,13 +35,8 @@ var codes = luascript.Codes{"FENCED": errFenced, "GONE": errJobGone}
 
 // scripts are the package's protocol steps (luascript.Set).
 var scripts = luascript.Set{FS: luaFiles, Codes: codes, Consts: luascript.Consts{
-	"F_STATE": cluster.StateField, "F_ROUND": cluster.StateRound, "F_STARTED_AT": cluster.StateStartedAt,
-	"F_FINISHED_AT": cluster.StateFinishedAt, "F_NEXT_ROUND_AT": cluster.StateNextRoundAt,
-	"F_SEEDED": cluster.StateSeeded, "F_CANCEL": cluster.StateCancel, "F_CANCELLED_AT": cluster.StateCancelledAt,
-	"S_RUNNING": cluster.StateRunning, "S_FINISHED": cluster.StateFinished,
-	"F_STAT_CANCELLED": cluster.StatCancelled, "TASK_RETRY_MARKER": cluster.TaskRetryMarker,
+	"F_ROUND": cluster.StateRound, "F_SEEDED": cluster.StateSeeded,
 	"R_HELD": leaseHeld, "R_OTHER_ROUND": seedOtherRound,
-	"R_ROUND_RUNNING": roundRunning, "R_ROUND_FINISHED": roundFinished, "R_ROUND_CANCEL": roundCancel,
 }}
 
 // The replies of scripts that Go tells apart from a count or a token.
@@ -54,14 +49,24 @@ const (
 	seedOtherRound = -1
 )
 
+// withLedger composes the package's scripts with the job ledger's
+// fragments (the per-kind counters, ledger/lua/kinds.lua), and
+// fencedLedger the job ledger's steps a master takes (start or finish a
+// round, commit a list page or Found entries and their counters, carry a
+// cancel out) with the fence alone, which they open with.
 var (
-	startRoundScript  = scripts.Load("lua/fence.lua", "lua/start_round.lua")
-	seedScript        = scripts.Load("lua/fence.lua", "lua/kinds.lua", "lua/seed.lua")
-	commitListScript  = scripts.Load("lua/fence.lua", "lua/commit_list.lua")
-	commitFoundScript = scripts.Load("lua/fence.lua", "lua/commit_found.lua")
-	queueNextScript   = scripts.Load("lua/fence.lua", "lua/kinds.lua", "lua/queue_next.lua")
-	finishScript      = scripts.Load("lua/fence.lua", "lua/finish.lua")
-	cancelScript      = scripts.Load("lua/fence.lua", "lua/kinds.lua", "lua/cancel.lua")
+	withLedger   = scripts.With(ledger.Fragments)
+	fencedLedger = ledger.Steps.With(luascript.Set{FS: luaFiles, Codes: codes})
+)
+
+var (
+	startRoundScript  = fencedLedger.Load("lua/fence.lua", "lua/start_round.lua")
+	seedScript        = withLedger.Load("lua/fence.lua", "lua/kinds.lua", "lua/seed.lua")
+	commitListScript  = fencedLedger.Load("lua/fence.lua", "lua/commit_list.lua")
+	commitFoundScript = fencedLedger.Load("lua/fence.lua", "lua/commit_found.lua")
+	queueNextScript   = withLedger.Load("lua/fence.lua", "lua/kinds.lua", "lua/queue_next.lua")
+	finishScript      = fencedLedger.Load("lua/fence.lua", "lua/finish.lua")
+	cancelScript      = fencedLedger.Load("lua/fence.lua", "lua/kinds.lua", "lua/cancel.lua")
 	acquireScript     = scripts.Load("lua/acquire.lua")
 	renewScript       = scripts.Load("lua/renew.lua")
 	releaseScript     = scripts.Load("lua/release.lua")

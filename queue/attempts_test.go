@@ -8,6 +8,7 @@ import (
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/ledger"
 )
 
 // TestLeased_Attempts: each delivery of a task is counted, across lapsed
@@ -57,7 +58,7 @@ func TestLeased_Attempts(t *testing.T) {
 		t.Errorf("after a requeue the delivery = %+v, want count 3 (a failed attempt counts)", fourth)
 	}
 
-	if n, err := l.Ack(f.ctx, []Outcome{{Task: fourth[0].Entry}}); err != nil || n != 1 {
+	if n, err := l.Ack(f.ctx, []ledger.Outcome{{Task: fourth[0].Entry}}); err != nil || n != 1 {
 		t.Fatalf("Ack = %d, %v", n, err)
 	}
 	if left := f.rdb.HGetAll(f.ctx, f.jk.TaskAttempts()).Val(); len(left) != 0 {
@@ -128,7 +129,7 @@ func TestSlaveQueue_StartMarks(t *testing.T) {
 	if got := deliver("after the lease lapsed"); got[begun] != 2 || got[waiting] != 2 {
 		t.Errorf("deliveries = %v; want 2 and 2 (only the waiting task had begun)", got)
 	}
-	if n, err := l.Ack(f.ctx, []Outcome{{Task: begun}, {Task: waiting}}); err != nil || n != 2 {
+	if n, err := l.Ack(f.ctx, []ledger.Outcome{{Task: begun}, {Task: waiting}}); err != nil || n != 2 {
 		t.Fatalf("Ack = %d, %v", n, err)
 	}
 	if left := f.rdb.HGetAll(f.ctx, f.jk.TaskAttempts()).Val(); len(left) != 0 {
@@ -160,7 +161,7 @@ func TestSlaveQueue_Ack_deadLetter(t *testing.T) {
 	f := newFixture(t, 2, 1)
 	l := f.q.Slave(2)
 	got := take(t, l, f.ctx, 1, time.Minute)
-	out := []Outcome{{Task: got[0], Failed: true, DeadLetter: true}}
+	out := []ledger.Outcome{{Task: got[0], Failed: true, DeadLetter: true}}
 	if n, err := l.Ack(f.ctx, out); err != nil || n != 1 {
 		t.Fatalf("Ack = %d, %v", n, err)
 	}
@@ -181,7 +182,7 @@ func TestQueue_Move(t *testing.T) {
 	dead := f.q.Slave(3)
 	inflight := take(t, dead, f.ctx, 2, time.Minute)
 	markStarted(t, f, dead, inflight[0])
-	if _, err := dead.Ack(f.ctx, []Outcome{{Task: inflight[1]}}); err != nil {
+	if _, err := dead.Ack(f.ctx, []ledger.Outcome{{Task: inflight[1]}}); err != nil {
 		t.Fatal(err)
 	}
 	moves := []Move{{Task: inflight[0], To: 0}, {Task: inflight[1], To: 0}, {Task: f.tasks[2], To: 1}, {Task: f.tasks[3], To: 0}}
@@ -240,9 +241,9 @@ func TestLeased_batches(t *testing.T) {
 		t.Errorf("%d attempt fields after first deliveries, want none: only a failed delivery is written", hl)
 	}
 
-	outcomes := []Outcome{{Task: f.tasks[1]}, {Task: f.tasks[1]}, {Task: "never taken"}}
+	outcomes := []ledger.Outcome{{Task: f.tasks[1]}, {Task: f.tasks[1]}, {Task: "never taken"}}
 	for _, task := range f.tasks[2:] {
-		outcomes = append(outcomes, Outcome{Task: task})
+		outcomes = append(outcomes, ledger.Outcome{Task: task})
 	}
 	if counted, err := l.Ack(f.ctx, outcomes); err != nil || counted != n-1 {
 		t.Fatalf("Ack = %d, %v; want %d (a task listed twice counts once)", counted, err, n-1)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/ledger"
 )
 
 // TestScripts_attemptFieldsFromCluster (issue 9, defect 2): the attempts
@@ -97,7 +98,7 @@ func checkAttemptFields(t *testing.T, rdb redis.UniversalClient, jk cluster.JobK
 	}
 	rdb.RPush(ctx, jk.Queue(0), task)
 	mustTake(1)
-	if n, err := l.Ack(ctx, []Outcome{{Task: task}}); err != nil || n != 1 {
+	if n, err := l.Ack(ctx, []ledger.Outcome{{Task: task}}); err != nil || n != 1 {
 		t.Fatalf("Ack = %d, %v", n, err)
 	}
 	if left := rdb.HGetAll(ctx, jk.TaskAttempts()).Val(); len(left) != 0 {

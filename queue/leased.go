@@ -216,3 +216,11 @@ func appendStrings(dst []any, ss []string) []any {
 func AttemptFields(entry string) []string {
 	return []string{cluster.AttemptCountPrefix + entry, cluster.AttemptReasonPrefix + entry}
 }
+
+// flag is a script's boolean argument.
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}

@@ -3,7 +3,6 @@ package queue
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -22,7 +21,7 @@ func New(rdb redis.UniversalClient, keys cluster.JobKeys) *Queue {
 }
 
 // SlaveQueue is one slave's queue of a job: a leased list whose outcomes are
-// counted in the job's stats when acknowledged.
+// counted in the job's ledger when acknowledged.
 type SlaveQueue struct {
 	*Leased
 	slave int
@@ -81,83 +80,6 @@ func (s *SlaveQueue) Steal(ctx context.Context, from []int, most, least int) (mo
 		return 0, -1, nil
 	}
 	return int(res[0]), ids[res[1]-1], nil
-}
-
-// Outcome is how a task ended.
-type Outcome struct {
-	// Task is the task's wire form, exactly as taken.
-	Task string
-	// Failed is true when the page was recorded as failed, not stored.
-	Failed bool
-	// DeadLetter is true when it failed because it was delivered too many
-	// times without an outcome (a poison task); Failed is then true too.
-	DeadLetter bool
-	// Skipped names the stats field counting why the page was left out on
-	// purpose (cluster.StatSkippedNotHTML, ...); "" when it was not. A
-	// skipped page counts as skipped, not failed.
-	Skipped string
-	// NearDuplicate is true when the stored item was marked a near-duplicate.
-	NearDuplicate bool
-	// Retries is how many extra tries the fetch took.
-	Retries int
-	// Retried marks a task re-enqueued by client retry-failed, whose
-	// fingerprint is FP.
-	Retried bool
-	FP      string
-	// Counts names more stats fields to add one to, with the outcome
-	// (what a re-crawl found: cluster.StatChanged, ...).
-	Counts []string
-}
-
-// counted is the stats fields the ack script adds one to besides the
-// outcome's own: why it was skipped, and Counts.
-func (o Outcome) counted() string {
-	return strings.TrimSpace(o.Skipped + " " + strings.Join(o.Counts, " "))
-}
-
-// code is the outcome's one-letter form in the ack script.
-func (o Outcome) code() string {
-	switch {
-	case o.Retried && o.Skipped != "":
-		return outcomeRetrySkipped
-	case o.Retried && o.Failed:
-		return outcomeRetryFailed
-	case o.Retried:
-		return outcomeRetryStored
-	case o.Skipped != "":
-		return outcomeSkipped
-	case o.Failed:
-		return outcomeFailed
-	}
-	return outcomeStored
-}
-
-// Ack acknowledges tasks this slave finished, and counts their outcomes in
-// the job's stats (retried tasks are checked off the retrying set); tasks
-// no longer in flight are not counted again. It returns how many were
-// counted.
-func (s *SlaveQueue) Ack(ctx context.Context, outcomes []Outcome) (int, error) {
-	if len(outcomes) == 0 {
-		return 0, nil
-	}
-	args := make([]any, 0, 2+7*len(outcomes))
-	args = append(args, cluster.SlaveStat(cluster.StatStored, s.slave), cluster.SlaveStat(cluster.StatFailed, s.slave))
-	for _, o := range outcomes {
-		args = append(args, o.Task, o.code(), flag(o.NearDuplicate), o.Retries, o.FP, flag(o.DeadLetter), o.counted())
-	}
-	keys := []string{s.keys.Inflight(s.slave), s.keys.Stats(), s.keys.Retrying(), s.keys.TaskAttempts()}
-	n, err := ackScript.Run(ctx, s.rdb, keys, args...).Int()
-	if err != nil {
-		return 0, fmt.Errorf("ack %d tasks of slave %d: %w", len(outcomes), s.slave, err)
-	}
-	return n, nil
-}
-
-func flag(b bool) string {
-	if b {
-		return "1"
-	}
-	return "0"
 }
 
 // Depth is the number of tasks waiting and in flight for each slave, and

@@ -13,6 +13,7 @@ import (
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/ledger"
 )
 
 type fixture struct {
@@ -129,7 +130,7 @@ func TestLeased_Ack(t *testing.T) {
 	f := newFixture(t, 1, 4)
 	l := f.q.Slave(1)
 	got := take(t, l, f.ctx, 4, time.Minute)
-	outcomes := []Outcome{
+	outcomes := []ledger.Outcome{
 		{Task: got[0]},
 		{Task: got[1], NearDuplicate: true, Retries: 2},
 		{Task: got[2], Failed: true, Retries: 3},
@@ -158,7 +159,7 @@ func TestLeased_Ack(t *testing.T) {
 		}
 	})
 	t.Run("a task never taken is not counted", func(t *testing.T) {
-		n, err := l.Ack(f.ctx, []Outcome{{Task: "never taken"}})
+		n, err := l.Ack(f.ctx, []ledger.Outcome{{Task: "never taken"}})
 		if err != nil || n != 0 {
 			t.Errorf("Ack(never taken) = %d, %v; want 0", n, err)
 		}
@@ -170,7 +171,7 @@ func TestLeased_Ack(t *testing.T) {
 		// Two pages failed earlier and were re-enqueued; the third was not.
 		g.rdb.HSet(g.ctx, g.jk.Stats(), "failed", 2)
 		g.rdb.SAdd(g.ctx, g.jk.Retrying(), "fp-a", "fp-b")
-		outs := []Outcome{
+		outs := []ledger.Outcome{
 			{Task: got[0], Retried: true, FP: "fp-a"},               // stored this time
 			{Task: got[1], Retried: true, FP: "fp-b", Failed: true}, // failed again
 			{Task: got[2], Retried: true, FP: "fp-c"},               // not in the retrying set
@@ -221,7 +222,7 @@ func TestLeased_Reclaim(t *testing.T) {
 	}
 
 	// The old holder wakes up and acknowledges: not counted.
-	if n, err := l.Ack(f.ctx, []Outcome{{Task: lapsed[0]}}); err != nil || n != 0 {
+	if n, err := l.Ack(f.ctx, []ledger.Outcome{{Task: lapsed[0]}}); err != nil || n != 0 {
 		t.Errorf("late Ack = %d, %v; want 0", n, err)
 	}
 	if got := f.stats(t); len(got) != 0 {
@@ -232,10 +233,10 @@ func TestLeased_Reclaim(t *testing.T) {
 	if !reflect.DeepEqual(again, lapsed) {
 		t.Fatalf("next Take = %q, want the reclaimed task %q", again, lapsed)
 	}
-	if n, err := l.Ack(f.ctx, []Outcome{{Task: again[0]}}); err != nil || n != 1 {
+	if n, err := l.Ack(f.ctx, []ledger.Outcome{{Task: again[0]}}); err != nil || n != 1 {
 		t.Errorf("Ack by the new holder = %d, %v; want 1", n, err)
 	}
-	if n, err := l.Ack(f.ctx, []Outcome{{Task: again[0]}}); err != nil || n != 0 {
+	if n, err := l.Ack(f.ctx, []ledger.Outcome{{Task: again[0]}}); err != nil || n != 0 {
 		t.Errorf("repeated Ack = %d, %v; want 0", n, err)
 	}
 	if got, want := f.stats(t), map[string]string{"stored": "1", "stored:0": "1"}; !reflect.DeepEqual(got, want) {
@@ -282,7 +283,7 @@ func TestLeased_Release(t *testing.T) {
 	f := newFixture(t, 4, 4)
 	l := f.q.Slave(4)
 	got := take(t, l, f.ctx, 3, time.Minute)
-	if _, err := l.Ack(f.ctx, []Outcome{{Task: got[2]}}); err != nil {
+	if _, err := l.Ack(f.ctx, []ledger.Outcome{{Task: got[2]}}); err != nil {
 		t.Fatal(err)
 	}
 	n, err := l.Release(f.ctx, []string{got[0], got[1], got[2]})

@@ -8,7 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/crawler-dev/crawler/internal/ctxtime"
-	"github.com/crawler-dev/crawler/queue"
+	"github.com/crawler-dev/crawler/ledger"
 )
 
 // ackBatch is how many outcomes one acknowledgement carries at most, and
@@ -27,18 +27,18 @@ type acker struct {
 	log *zap.Logger
 
 	mu      sync.Mutex
-	pending map[*job][]queue.Outcome
+	pending map[*job][]ledger.Outcome
 	kick    chan struct{}
 	closed  chan struct{}
 	once    sync.Once
 }
 
 func newAcker(s *Slave, log *zap.Logger) *acker {
-	return &acker{s: s, log: log, pending: map[*job][]queue.Outcome{},
+	return &acker{s: s, log: log, pending: map[*job][]ledger.Outcome{},
 		kick: make(chan struct{}, 1), closed: make(chan struct{})}
 }
 
-func (a *acker) add(j *job, o queue.Outcome) {
+func (a *acker) add(j *job, o ledger.Outcome) {
 	a.mu.Lock()
 	a.pending[j] = append(a.pending[j], o)
 	full := len(a.pending[j]) >= ackBatch
@@ -85,13 +85,13 @@ func (a *acker) run(ctx context.Context) {
 func (a *acker) flush(ctx context.Context) bool {
 	a.mu.Lock()
 	batches := a.pending
-	a.pending = map[*job][]queue.Outcome{}
+	a.pending = map[*job][]ledger.Outcome{}
 	a.mu.Unlock()
 	ok := true
 	for j, outs := range batches {
 		for start := 0; start < len(outs); start += ackBatch {
 			part := outs[start:min(start+ackBatch, len(outs))]
-			if _, err := j.queue.Ack(ctx, part); err != nil {
+			if _, err := j.ledger.Ack(ctx, a.s.opts.ID, part); err != nil {
 				a.log.Warn("acknowledge tasks; will retry", zap.String("job", j.name), zap.Error(err))
 				a.requeue(j, outs[start:])
 				ok = false
@@ -105,7 +105,7 @@ func (a *acker) flush(ctx context.Context) bool {
 	return ok
 }
 
-func (a *acker) requeue(j *job, outs []queue.Outcome) {
+func (a *acker) requeue(j *job, outs []ledger.Outcome) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.pending[j] = append(outs, a.pending[j]...)

@@ -14,7 +14,7 @@ import (
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
 	"github.com/crawler-dev/crawler/jobspec"
-	"github.com/crawler-dev/crawler/queue"
+	"github.com/crawler-dev/crawler/ledger"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -96,7 +96,7 @@ func TestAcker_flush(t *testing.T) {
 			rdb.AddHook(hook)
 			s, j := idleSlave(t, ctx, rdb, keys, "acks", jsonlStore(t))
 			for _, w := range hold(t, ctx, s, j, n) {
-				s.acks.add(j, queue.Outcome{Task: w.raw, FP: w.task.FP})
+				s.acks.add(j, ledger.Outcome{Task: w.raw, FP: w.task.FP})
 			}
 			for i, want := range tc.flushes {
 				if got := s.acks.flush(ctx); got != want {

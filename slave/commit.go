@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/crawler-dev/crawler/ledger"
 	"github.com/crawler-dev/crawler/neardup"
-	"github.com/crawler-dev/crawler/queue"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -115,13 +115,15 @@ func (c *committer) commit(ctx context.Context, batch []pendingItem) {
 			c.s.letGo(ctx, p.w, fmt.Errorf("store item %s: %w", p.item.URL, errs[i]))
 			continue
 		}
-		if p.w.task.Retry {
+		// a failure record is dropped when the page is stored: a retried
+		// one's, or one an earlier delivery wrote before its holder died
+		if p.w.task.Retry || p.w.deliveries > 1 {
 			if err := c.s.deps.Store.DeleteFailure(ctx, p.item.ID); err != nil {
 				c.s.letGo(ctx, p.w, fmt.Errorf("drop failure record of %s: %w", p.item.URL, err))
 				continue
 			}
 		}
-		c.s.acks.add(p.w.job, p.w.job.kindCounts(p.w.task, queue.Outcome{Task: p.w.raw, FP: p.w.task.FP, Retried: p.w.task.Retry,
+		c.s.acks.add(p.w.job, p.w.job.kindCounts(p.w.task, ledger.Outcome{Task: p.w.raw, FP: p.w.task.FP, Retried: p.w.task.Retry,
 			NearDuplicate: p.item.NearDuplicateOf != "", Retries: p.retries, Counts: p.w.counts()}))
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/crawler-dev/crawler/queue"
+	"github.com/crawler-dev/crawler/ledger"
 )
 
 // sendFound puts the Found entries of the batch's stored items on their
@@ -54,5 +54,5 @@ func (s *Slave) extractFailed(ctx context.Context, w *work, cause error, found s
 			return
 		}
 	}
-	s.settle(ctx, w, s.extractFailure(w, cause, tries), queue.Outcome{Failed: true})
+	s.settle(ctx, w, s.extractFailure(w, cause, tries), ledger.Outcome{Failed: true})
 }

@@ -15,8 +15,8 @@ import (
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/downloader"
 	"github.com/crawler-dev/crawler/fetch"
+	"github.com/crawler-dev/crawler/ledger"
 	"github.com/crawler-dev/crawler/neardup"
-	"github.com/crawler-dev/crawler/queue"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -33,9 +33,11 @@ type work struct {
 	// undecodable is why raw is not a task (nil: task is it, decoded once
 	// when taken).
 	undecodable error
-	// storedEarlier is true when the task is past MaxDeliveries but an
-	// earlier delivery stored its page (storedearlier.go).
+	// storedEarlier is true when the task is redelivered and an earlier
+	// delivery of its round stored its page (storedearlier.go), and
+	// earlierChange what that delivery's visit found.
 	storedEarlier bool
+	earlierChange store.Change
 	// marked is closed once the task's start mark is written; nil until
 	// its fetch begins (guarded by the marker's mutex).
 	marked chan struct{}
@@ -80,11 +82,11 @@ func (s *Slave) handle(ctx context.Context, w *work, res downloader.Result) {
 			s.park(ctx, w)
 			return
 		}
-		s.settle(ctx, w, s.failure(w, res.Err, res.Tries, res.Transient), queue.Outcome{Failed: true, Retries: max(res.Tries-1, 0)})
+		s.settle(ctx, w, s.failure(w, res.Err, res.Tries, res.Transient), ledger.Outcome{Failed: true, Retries: max(res.Tries-1, 0)})
 	default: // skipped on purpose
 		f := s.failure(w, res.Err, res.Tries, false)
 		f.Kind = res.Kind.String()
-		s.settle(ctx, w, f, queue.Outcome{Skipped: skipStat(res.Kind), Retries: max(res.Tries-1, 0)})
+		s.settle(ctx, w, f, ledger.Outcome{Skipped: skipStat(res.Kind), Retries: max(res.Tries-1, 0)})
 	}
 }
 
@@ -101,7 +103,17 @@ func skipStat(k downloader.Kind) string {
 
 // settle records a page that yields no item and acknowledges its task. If
 // the record cannot be written, the task is let go (see letGo).
-func (s *Slave) settle(ctx context.Context, w *work, f store.Failure, out queue.Outcome) {
+//
+// A page an earlier delivery of this round stored (storedEarlier) is
+// counted stored, and no record is written: the counters say what the
+// store holds, whichever delivery acknowledges the task.
+func (s *Slave) settle(ctx context.Context, w *work, f store.Failure, out ledger.Outcome) {
+	if w.storedEarlier {
+		w.visit.change = w.earlierChange
+		s.acks.add(w.job, w.job.kindCounts(w.task, ledger.Outcome{Task: w.raw, FP: w.task.FP, Retried: w.task.Retry,
+			Retries: out.Retries, Counts: w.counts()}))
+		return
+	}
 	if err := s.deps.Store.SaveFailure(ctx, f); err != nil {
 		s.letGo(ctx, w, fmt.Errorf("store failure of %s: %w", w.task.URL, err))
 		return
@@ -219,7 +231,7 @@ func (s *Slave) settleUnfetchable(ctx context.Context, w *work, decodeErr error)
 	if decodeErr != nil {
 		sum := sha1.Sum([]byte(w.raw))
 		w.task = cluster.Task{Job: w.job.name, URL: w.raw, FP: "undecodable-" + hex.EncodeToString(sum[:8])}
-		s.settle(ctx, w, s.failure(w, decodeErr, 0, false), queue.Outcome{Failed: true})
+		s.settle(ctx, w, s.failure(w, decodeErr, 0, false), ledger.Outcome{Failed: true})
 		return
 	}
 	reason := w.lastError
@@ -228,5 +240,5 @@ func (s *Slave) settleUnfetchable(ctx context.Context, w *work, decodeErr error)
 	}
 	began := w.deliveries - 1 // deliveries whose fetch began and ended without an outcome
 	cause := fmt.Errorf("dead-lettered after %d deliveries without an outcome; last: %s", began, reason)
-	s.settle(ctx, w, s.failure(w, cause, began, false), queue.Outcome{Failed: true, DeadLetter: true})
+	s.settle(ctx, w, s.failure(w, cause, began, false), ledger.Outcome{Failed: true, DeadLetter: true})
 }

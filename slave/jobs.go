@@ -14,6 +14,7 @@ import (
 	"github.com/crawler-dev/crawler/downloader"
 	"github.com/crawler-dev/crawler/extract"
 	"github.com/crawler-dev/crawler/jobspec"
+	"github.com/crawler-dev/crawler/ledger"
 	"github.com/crawler-dev/crawler/metrics"
 	"github.com/crawler-dev/crawler/neardup"
 	"github.com/crawler-dev/crawler/queue"
@@ -26,6 +27,7 @@ type job struct {
 	spec      *jobspec.Job
 	keys      cluster.JobKeys
 	queue     *queue.SlaveQueue // this slave's queue of the job
+	ledger    *ledger.Ledger    // the job's counters: acknowledgements count there
 	near      *neardup.Index
 	rules     *extract.Rules  // its page kinds, compiled
 	dl        *downloader.Job // its request settings, cookies and robots.txt
@@ -188,7 +190,7 @@ func (s *jobSet) load(ctx context.Context, name, submitted string) (*job, error)
 		return nil, fmt.Errorf("job %s: %w", name, err)
 	}
 	j = &job{name: name, submitted: submitted, spec: spec, keys: jk, rules: rules,
-		queue: queue.New(s.rdb, jk).Slave(s.slave), near: near, dl: dl,
+		queue: queue.New(s.rdb, jk).Slave(s.slave), ledger: ledger.New(s.rdb, jk), near: near, dl: dl,
 		byKind: !spec.ShortForm() && len(spec.ItemKindNames()) > 1, renderKinds: spec.RenderKinds()}
 	j.stopped, j.stop = context.WithCancel(context.Background())
 	if len(j.renderKinds) > 0 && s.onRender != nil {

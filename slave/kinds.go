@@ -9,7 +9,7 @@ import (
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/extract"
 	"github.com/crawler-dev/crawler/fetch"
-	"github.com/crawler-dev/crawler/queue"
+	"github.com/crawler-dev/crawler/ledger"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -122,7 +122,7 @@ func (j *job) itemKindName(t cluster.Task) string {
 // are the kind's): stored, failed or skipped, as the job's; and recovered
 // when a page client retry-failed tried again leaves failed (a page
 // failed again stays failed, counted once).
-func (j *job) kindCounts(t cluster.Task, o queue.Outcome) queue.Outcome {
+func (j *job) kindCounts(t cluster.Task, o ledger.Outcome) ledger.Outcome {
 	if !j.byKind {
 		return o
 	}

@@ -40,7 +40,8 @@ const (
 // by a seeded sequence is killed -9 every few seconds and started again a
 // second later (two masters, three slaves). The crawl ends exactly right:
 // every page stored once, nothing dead-lettered, the counters adding up
-// and equal to the store, and no process exited but those killed.
+// and each equal to what the store holds (checkCountersMatchStore), and no
+// process exited but those killed.
 //
 // It runs alone, not beside the package's parallel tests. Beside them
 // (seen once, seed 1 at load ~12: 31 kills, 80 of 1486 pages counted
@@ -184,6 +185,7 @@ func runChaos(t *testing.T, seed uint64) {
 		failed = append(failed, f.URL)
 	}
 	checkCrawl(t, site, base, st, items, failed)
+	checkCountersMatchStore(t, st, items, fails)
 	checkSlaveCounts(t, st)
 	if gone := c.exitedByThemselves(); len(gone) > 0 {
 		t.Errorf("processes exited by themselves:\n%s", strings.Join(gone, "\n"))
@@ -226,6 +228,41 @@ func reportChaos(t *testing.T, what string, site *demosite.Site, base string, st
 		what, want-len(stored), want, dead, unfetched, st.Counters.Stored, len(items), st.Counters.DeadLetters)
 	if unfetched > 0 {
 		t.Errorf("%d pages dead-lettered with zero attempts: their deliveries ended with their holders, not with them", unfetched)
+	}
+}
+
+// checkCountersMatchStore checks that the job's counters of detail-page
+// outcomes are what the store holds, whatever the kills did: stored the
+// items, failed the failure records of pages not skipped on purpose,
+// skipped those of skipped pages, dead letters those dead-lettered, and
+// the near-duplicates the items marked so.
+func checkCountersMatchStore(t *testing.T, st client.Status, items []store.Item, fails []store.Failure) {
+	t.Helper()
+	var held client.Counters
+	held.Stored = int64(len(items))
+	for _, it := range items {
+		if it.NearDuplicateOf != "" {
+			held.NearDuplicates++
+		}
+	}
+	for _, f := range fails {
+		switch f.Kind {
+		case store.KindList:
+			continue
+		case store.KindNotHTML, store.KindRobots, store.KindOffsite:
+			held.Skipped++
+		default:
+			held.Failed++
+		}
+		if strings.HasPrefix(f.Reason, "dead-lettered") {
+			held.DeadLetters++
+		}
+	}
+	c := st.Counters
+	counted := client.Counters{Stored: c.Stored, Failed: c.Failed, Skipped: c.Skipped,
+		DeadLetters: c.DeadLetters, NearDuplicates: c.NearDuplicates}
+	if counted != held {
+		t.Errorf("counters %+v; the store holds %+v", counted, held)
 	}
 }
 

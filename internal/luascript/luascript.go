@@ -92,6 +92,48 @@ type Set struct {
 	Codes Codes
 }
 
+// With returns a set that composes s's files with other's: a script of it
+// may name files of either (fs.FS of s first), and reads both sets'
+// constants and fails with both sets' codes. A package whose step ends in
+// another's fragment (dedup's admission check in the job ledger's
+// admission) loads it so. A file, constant or code that both sets hold is
+// a build defect: With panics.
+func (s Set) With(other Set) Set {
+	return Set{FS: layered{s.FS, other.FS}, Consts: union("constant", s.Consts, other.Consts),
+		Codes: union("error code", s.Codes, other.Codes)}
+}
+
+// union is the entries of a and b, which share no name (what names the
+// entries, in the panic if they do).
+func union[M ~map[string]V, V any](what string, a, b M) M {
+	out := make(M, len(a)+len(b))
+	for _, m := range []M{a, b} {
+		for name, v := range m {
+			if _, dup := out[name]; dup {
+				panic(fmt.Sprintf("luascript: %s %s in both sets", what, name))
+			}
+			out[name] = v
+		}
+	}
+	return out
+}
+
+// layered is two sets' files: a name is looked up in the first, then the
+// second; a name both hold is refused.
+type layered [2]fs.FS
+
+func (l layered) Open(name string) (fs.File, error) {
+	f, err := l[0].Open(name)
+	if err != nil {
+		return l[1].Open(name)
+	}
+	if _, err := fs.Stat(l[1], name); err == nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("%s is in both sets: %w", name, fs.ErrExist)
+	}
+	return f, nil
+}
+
 // Load returns the script composed of the files named (e.g.
 // "lua/take.lua"; a guard and a body, a mode and a tail, in order): the
 // prelude, the set's constants, then the files. Scripts are embedded in

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -78,5 +80,36 @@ func TestSet_Consts(t *testing.T) {
 	}
 	if res[0] != consts["F_ODD"] || res[1] != int64(-1) || res[2] != int64(1)<<40 {
 		t.Errorf("script read %q, want %q, -1, 2^40", res, consts["F_ODD"])
+	}
+}
+
+// TestSet_With: a set composed with another loads files of either, in the
+// order named, with both sets' constants and codes; a file, constant or
+// code both hold is refused.
+func TestSet_With(t *testing.T) {
+	own := Set{FS: fstest.MapFS{"lua/check.lua": {Data: []byte("local checked = A\n")}},
+		Consts: Consts{"A": 1}, Codes: Codes{"PROBE": errProbe}}
+	other := Set{FS: fstest.MapFS{"lua/tail.lua": {Data: []byte("return checked + B\n")}}, Consts: Consts{"B": 2}}
+	both := own.With(other)
+	src := both.Source("lua/check.lua", "lua/tail.lua")
+	if want := "local A = 1\nlocal B = 2\n\nlocal checked = A\n\nreturn checked + B\n"; !strings.HasSuffix(src, want) {
+		t.Errorf("source ends %q, want %q", src[len(prelude):], want)
+	}
+	if both.Codes["PROBE"] != errProbe {
+		t.Errorf("codes %v, want PROBE from the first set", both.Codes)
+	}
+	for name, f := range map[string]func(){
+		"a file both hold":     func() { own.With(Set{FS: own.FS}).Source("lua/check.lua") },
+		"a constant both hold": func() { own.With(Set{FS: other.FS, Consts: Consts{"A": 3}}) },
+		"a code both hold":     func() { own.With(Set{FS: other.FS, Codes: own.Codes}) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
 	}
 }

@@ -13,6 +13,7 @@ import (
 	_ "github.com/crawler-dev/crawler/client"
 	_ "github.com/crawler-dev/crawler/dedup"
 	"github.com/crawler-dev/crawler/internal/luascript"
+	_ "github.com/crawler-dev/crawler/ledger"
 	_ "github.com/crawler-dev/crawler/master"
 	_ "github.com/crawler-dev/crawler/membership"
 	_ "github.com/crawler-dev/crawler/neardup"

@@ -165,7 +165,7 @@ func TestCrawl(t *testing.T) {
 		case sent > r.Redis.Calls() || r.MasterTap.RoundTrips+r.SlavesTap.RoundTrips > sent:
 			t.Errorf("%d slaves: %d round trips, %d sent, %d Redis calls: want trips <= sent <= calls",
 				r.Slaves, r.MasterTap.RoundTrips+r.SlavesTap.RoundTrips, sent, r.Redis.Calls())
-		case r.SlavesTap.Commands["script SlaveQueue.Ack"] == 0:
+		case r.SlavesTap.Commands["script Ledger.Ack"] == 0:
 			t.Errorf("%d slaves: no acknowledgement named among %v", r.Slaves, r.SlavesTap.Commands)
 		}
 	}
@@ -176,7 +176,7 @@ func TestCrawl(t *testing.T) {
 	if err := WriteCrawl(&md, FormatMarkdown, opts, results); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| slaves | pages |", "\n| 2 | 120 |", "| evalsha |", "| slaves | script SlaveQueue.Ack |"} {
+	for _, want := range []string{"| slaves | pages |", "\n| 2 | 120 |", "| evalsha |", "| slaves | script Ledger.Ack |"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("the Markdown tables lack %q:\n%s", want, md.String())
 		}

@@ -43,7 +43,7 @@ type TapCounts struct {
 	// RoundTrips is the number of request bursts, each one wait for Redis.
 	RoundTrips int64
 	// Commands counts the commands sent by name ("hget", "script
-	// SlaveQueue.Ack" for EVALSHA or EVAL of that script, ...).
+	// Ledger.Ack" for EVALSHA or EVAL of that script, ...).
 	Commands map[string]int64
 }
 

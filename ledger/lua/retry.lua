@@ -1,6 +1,6 @@
--- client.RetryFailed: re-enqueue failed detail tasks for the master to
--- route. KEYS: retry list, retrying set, state. ARGV: fingerprint/task
--- pairs. A task whose fingerprint is already being
+-- Ledger.Retry (client retry-failed): re-enqueue failed detail tasks for
+-- the master to route. KEYS: retry list, retrying set, state. ARGV:
+-- fingerprint/task pairs. A task whose fingerprint is already being
 -- retried is skipped, so running retry-failed twice enqueues nothing
 -- twice. A finished job goes back to running. Reply the number enqueued.
 local fState, finished, running, fFinished = F_STATE, S_FINISHED, S_RUNNING, F_FINISHED_AT

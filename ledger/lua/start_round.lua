@@ -1,5 +1,6 @@
--- frontier.startRound: begin round A[1] of a job. K: state, listseen and
--- committed of the previous round. A: round, now (RFC 3339). It marks the job
+-- frontier.startRound: a master's start of a round, fenced: begin round
+-- A[1] of a job. K: state, listseen and committed of the previous
+-- round. A: round, now (RFC 3339). It marks the job
 -- running at that round with no seed queued yet and forgets the previous
 -- round's list-page bookkeeping. Reply 1, or 0 if the job is at that round already.
 local round, now = tonumber(A[1]), A[2]

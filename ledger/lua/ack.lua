@@ -1,4 +1,4 @@
--- SlaveQueue.Ack: acknowledge tasks in flight in KEYS[1] and count their
+-- Ledger.Ack: acknowledge tasks in flight in KEYS[1] and count their
 -- outcomes in the job's stats hash KEYS[2] (fields F_STAT_...). KEYS[3] is
 -- the set of fingerprints of re-enqueued failed tasks, KEYS[4] the
 -- attempts hash (fields P_...). ARGV[1..2] are this slave's stored and

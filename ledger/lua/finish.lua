@@ -1,4 +1,5 @@
--- frontier.tryFinish: mark a job's round finished if nothing is left. K:
+-- frontier.tryFinish: a master's finish step, fenced: mark a job's round
+-- finished if nothing is left. K:
 -- state, frontier, pages in progress, retry list, seeds, render-wait list,
 -- then per slave its queue and in-flight set. A: now (RFC 3339), the next round's time or ''
 -- for none.

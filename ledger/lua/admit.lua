@@ -1,5 +1,7 @@
--- Admit: check and insert, then enqueue the new candidates, count, and
--- record the once-guard, all in this one script.
+-- Admit: the job ledger's admission, the tail of dedup's Filter.Admit
+-- after its check and insert: enqueue the new candidates, count them (NewField, the
+-- job's routed) and the others (DupField, its duplicates), and record the
+-- once-guard, all in the one script of the check.
 -- Tail keys after the mode keys: Stats (if any), OnceKey (if any), then the
 -- distinct queue keys. Tail args: NewField, DupField (each '' or one
 -- field or several, space-separated), OnceMember (or

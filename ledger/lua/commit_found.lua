@@ -1,4 +1,5 @@
--- frontier.commitFound: finish a take of Found entries at once. K: entries
+-- frontier.commitFound: a master's commit of Found entries, fenced:
+-- finish a take of them at once. K: entries
 -- in progress, the Found list, stats, attempts. A: n, then per entry: the
 -- entry, its two attempt fields, m, and m counter/increment pairs. Each
 -- entry is removed from the entries in progress or, if its lease lapsed

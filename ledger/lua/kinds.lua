@@ -1,6 +1,6 @@
--- Per-kind counters of list pages, for the scripts that queue or drop
--- frontier entries (seed, queue_next, cancel). Their callers append the
--- job's stats key to K and the item kinds' names (space-separated) to A;
+-- The job ledger's per-kind counters of list pages, for the scripts that
+-- queue or drop frontier entries (seed, queue_next, cancel). Their callers
+-- append the job's stats key to K and the item kinds' names (space-separated) to A;
 -- both are taken off here, so the script's body sees K and A as before.
 -- A frontier entry of a list kind ("k" in its wire form, start when it has
 -- none) counts in the stats fields kind:<kind>:<stat>; an entry of an item

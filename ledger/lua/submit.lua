@@ -1,8 +1,9 @@
--- client.Submit: store a job's spec and seeds and mark it pending, unless
--- a job of that name is pending or running. KEYS: spec, state, stats,
--- seeds, staged seeds. ARGV: spec JSON, now. The seeds were written to the staging list
--- a batch per command beforehand; here they replace the job's seeds in one
--- step (UNLINK frees the old ones off Redis's main thread). A finished job
+-- Ledger.Submit (client submit): store a job's spec and seeds and mark it
+-- pending, unless a job of that name is pending or running. KEYS: spec,
+-- state, stats, seeds, staged seeds. ARGV: spec JSON, now. The seeds were
+-- written to the staging list a batch per command beforehand; here they
+-- replace the job's seeds in one step (UNLINK frees the old ones off
+-- Redis's main thread). A finished job
 -- is submitted anew: its counters restart, while its dupefilter keeps what
 -- it saw inside the window. Reply 'ok', or the state of the active job.
 local fState, fSubmitted, fStarted, fFinished, fNext, fCancel, fCancelled =

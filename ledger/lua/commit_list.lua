@@ -1,4 +1,5 @@
--- frontier.commit: finish a list page. K: pages in progress, frontier,
+-- frontier.commit: a master's commit of a list page, fenced: finish it
+-- and count what it found. K: pages in progress, frontier,
 -- listseen of the round, stats, attempts. A: the page, n, then n
 -- counter/increment pairs, then the page's two attempt fields, then
 -- fingerprint/page pairs of the next pages. It removes the page from the

@@ -1,0 +1,65 @@
+package ledger
+
+import (
+	"embed"
+
+	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/internal/luascript"
+)
+
+//go:embed lua/*.lua
+var luaFiles embed.FS
+
+// Steps is the ledger's script set (luascript.Set): every step that
+// changes a job's state hash or counters. The state hash's fields (F_)
+// and states (S_), the stats fields (F_STAT_), the attempts hash's field
+// prefixes (P_), the outcome codes Ack reads (O_, Outcome.code), who acts
+// in a cancel (A_) and the replies Go tells apart (R_) reach Lua as
+// locals of every script's header. Ledger's methods run the steps any
+// process may take; a master runs its own (cancel carried out, a round
+// started or finished) composed after its fence (Steps.With).
+var Steps = luascript.Set{FS: luaFiles, Consts: luascript.Consts{
+	"F_STATE": cluster.StateField, "F_ROUND": cluster.StateRound, "F_SUBMITTED_AT": cluster.StateSubmittedAt,
+	"F_STARTED_AT": cluster.StateStartedAt, "F_FINISHED_AT": cluster.StateFinishedAt,
+	"F_NEXT_ROUND_AT": cluster.StateNextRoundAt, "F_SEEDED": cluster.StateSeeded,
+	"F_CANCEL": cluster.StateCancel, "F_CANCELLED_AT": cluster.StateCancelledAt,
+	"S_PENDING": cluster.StatePending, "S_RUNNING": cluster.StateRunning, "S_FINISHED": cluster.StateFinished,
+	"P_COUNT": cluster.AttemptCountPrefix, "P_REASON": cluster.AttemptReasonPrefix,
+	"P_STARTED": cluster.AttemptStartedPrefix, "P_UNSTARTED": cluster.AttemptUnstartedPrefix,
+	"F_STAT_STORED": cluster.StatStored, "F_STAT_FAILED": cluster.StatFailed,
+	"F_STAT_RECOVERED": cluster.StatRecovered, "F_STAT_NEAR_DUPLICATES": cluster.StatNearDuplicates,
+	"F_STAT_RETRIES": cluster.StatRetries, "F_STAT_DEAD_LETTERS": cluster.StatDeadLetters,
+	"F_STAT_SKIPPED": cluster.StatSkipped, "F_STAT_CANCELLED": cluster.StatCancelled,
+	"TASK_RETRY_MARKER": cluster.TaskRetryMarker,
+	"O_STORED":          outcomeStored, "O_FAILED": outcomeFailed, "O_SKIPPED": outcomeSkipped,
+	"O_RETRY_STORED": outcomeRetryStored, "O_RETRY_FAILED": outcomeRetryFailed, "O_RETRY_SKIPPED": outcomeRetrySkipped,
+	"A_ASK":    actorAsk,
+	"R_NO_JOB": int(CancelNoJob), "R_FINISHED_ALREADY": int(CancelFinishedAlready), "R_ASKED": int(CancelAsked),
+	"R_FINISHED_HERE": int(CancelFinished), "R_DRAINING": int(CancelDraining),
+	"R_ROUND_RUNNING": RoundRunning, "R_ROUND_FINISHED": RoundFinished, "R_ROUND_CANCEL": RoundCancel,
+}}
+
+// Fragments are the ledger's files that other packages' scripts end or
+// open with, reading no constant of the ledger's: lua/admit.lua, which a
+// dupefilter check composes (Set.With) and runs as its tail, and
+// lua/kinds.lua, the per-kind counters a master's frontier scripts keep.
+// Each file's comment gives its layout of keys and arguments.
+var Fragments = luascript.Set{FS: luaFiles}
+
+var (
+	ackScript       = Steps.Load("lua/ack.lua")
+	askCancelScript = Steps.Load("lua/unfenced.lua", "lua/kinds.lua", "lua/cancel.lua")
+	submitScript    = Steps.Load("lua/submit.lua")
+	retryScript     = Steps.Load("lua/retry.lua")
+)
+
+// The replies of a master's finish step (lua/finish.lua).
+const (
+	// RoundRunning: work is left, or the job is not running.
+	RoundRunning = 0
+	// RoundFinished: the round is finished.
+	RoundFinished = 1
+	// RoundCancel: client cancel asked to stop the job; its master
+	// carries the cancel out.
+	RoundCancel = 2
+)
