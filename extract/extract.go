@@ -10,8 +10,6 @@ import (
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
-
-	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // Document is a parsed HTML page and the URL it came from.
@@ -19,8 +17,9 @@ type Document struct {
 	root *html.Node
 	t    *tree
 	base *url.URL
-	// legacy is the page of the Links and Fields calls, which share one
-	// budget.
+	// ctx is ParseContext's, for the Links and Fields calls of the
+	// tests; legacy is the page those calls share, with one budget.
+	ctx    context.Context
 	legacy *page
 }
 
@@ -50,84 +49,21 @@ func Parse(pageURL string, body []byte) (*Document, error) {
 	return d, nil
 }
 
-// ParseContext is Parse for a page whose Links and Fields calls stop
-// when ctx is done: a process that is stopping does not finish a page's
-// extraction (Err then reports ctx's error).
+// ParseContext is Parse for a page whose extraction stops when ctx is
+// done: a process that is stopping does not finish a page's extraction.
 func ParseContext(ctx context.Context, pageURL string, body []byte) (*Document, error) {
 	d, err := Parse(pageURL, body)
 	if err != nil {
 		return nil, err
 	}
-	d.legacy = d.page(ctx, DefaultBudget)
+	d.ctx = ctx
 	return d, nil
 }
-
-// Base is the URL relative links are resolved against.
-func (d *Document) Base() *url.URL { return d.base }
-
-// Elements is the number of elements of the page.
-func (d *Document) Elements() int { return len(d.t.nodes) }
 
 // page returns a page over the document with a meter of its own.
 func (d *Document) page(ctx context.Context, b Budget) *page {
 	m := newMeter(ctx, b.limit(len(d.t.nodes)))
 	return &page{base: d.base, t: d.t, m: m, css: newCSSEval(d.t, m)}
-}
-
-// legacyPage is the page the Links and Fields calls share, with
-// DefaultBudget.
-func (d *Document) legacyPage() *page {
-	if d.legacy == nil {
-		d.legacy = d.page(context.Background(), DefaultBudget)
-	}
-	return d.legacy
-}
-
-// Err reports why a Links or Fields call returned nothing: ErrLimit when
-// the calls on this document passed DefaultBudget, or the error of the
-// context given to ParseContext once it is done. A caller fails the page
-// (FailureKind names the failure) rather than keep what the calls gave.
-func (d *Document) Err() error {
-	if d.legacy == nil {
-		return nil
-	}
-	return d.legacy.m.err
-}
-
-// Links returns the raw attribute values selected by rule, in document
-// order, without empty values, javascript: and mailto: links and those
-// the rule's allow or deny leaves out. They are not yet resolved: callers
-// canonicalize them against Base. A rule that does not compile, or work
-// past the document's budget (see Err), gives none.
-func (d *Document) Links(rule *jobspec.LinkRule) []string {
-	if rule == nil {
-		return nil
-	}
-	l, err := compileLink(*rule)
-	if err != nil {
-		return nil
-	}
-	p := d.legacyPage()
-	refs, err := p.rawLinks(l)
-	if err != nil {
-		return nil
-	}
-	out := refs[:0]
-	for _, ref := range refs {
-		abs, err := d.base.Parse(ref)
-		if err != nil {
-			out = append(out, ref)
-			continue
-		}
-		admitted, err := p.admits(l, abs.String())
-		if err != nil {
-			return nil
-		}
-		if admitted {
-			out = append(out, ref)
-		}
-	}
-	return out
 }
 
 func isNonHTTP(ref string) bool {
@@ -138,38 +74,6 @@ func isNonHTTP(ref string) bool {
 		}
 	}
 	return false
-}
-
-// Fields extracts a job's fields: a string for a single match (empty when
-// nothing matches), a []string for a rule with All. Attribute values that
-// look like URLs (href, src) are resolved to absolute URLs. A rule with a
-// type gives its converted value (see Result.Fields); conversion errors
-// and missing required fields are not reported here: Kind.Extract reports
-// them.
-func (d *Document) Fields(rules map[string]jobspec.FieldRule) map[string]any {
-	out := make(map[string]any, len(rules))
-	res := &Result{Fields: out}
-	p := d.legacyPage()
-	for name, r := range rules {
-		f, err := compileField(name, r)
-		if err != nil || p.field(f, res) != nil {
-			out[name] = emptyValue(r)
-		}
-	}
-	return out
-}
-
-// emptyValue is a field's value when nothing could be selected.
-func emptyValue(r jobspec.FieldRule) any {
-	switch {
-	case r.All && (r.Type == "" || r.Type == jobspec.TypeString):
-		return []string{}
-	case r.All:
-		return []any{}
-	case r.Type == "" || r.Type == jobspec.TypeString:
-		return ""
-	}
-	return nil
 }
 
 // Text returns the visible text of the whole body, whitespace collapsed.

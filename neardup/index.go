@@ -55,9 +55,6 @@ type Result struct {
 	Distance int
 }
 
-// Duplicate reports whether the page duplicates an earlier entry.
-func (r Result) Duplicate() bool { return r.Of != "" }
-
 // Index is one job's near-duplicate index: the logs in Redis, shared by
 // every slave, and this process's mirror of them. It is safe for
 // concurrent use; calls run one at a time.
@@ -82,9 +79,6 @@ func New(rdb redis.UniversalClient, opts Options) (*Index, error) {
 	}
 	return &Index{rdb: rdb, opts: opts, keys: keys{ns: opts.Namespace}, mirror: newMirror(), maxReply: maxReply}, nil
 }
-
-// Options returns the index's options.
-func (x *Index) Options() Options { return x.opts }
 
 // Held returns how many entries this process's mirror of the index holds
 // (replaced and dropped ones too, until the next window) and about how

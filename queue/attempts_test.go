@@ -137,24 +137,6 @@ func TestSlaveQueue_StartMarks(t *testing.T) {
 	}
 }
 
-// TestLeased_Done: finished frontier entries leave the in-flight set and
-// their attempts are forgotten.
-func TestLeased_Done(t *testing.T) {
-	f := newFixture(t, 1, 3)
-	l := f.q.Slave(1)
-	got := take(t, l, f.ctx, 2, time.Minute)
-	n, err := l.Done(f.ctx, append(got, "never taken"))
-	if err != nil || n != 2 {
-		t.Fatalf("Done = %d, %v; want 2", n, err)
-	}
-	if _, inflight := f.items(t, 1); len(inflight) != 0 {
-		t.Errorf("in flight after Done = %q", inflight)
-	}
-	if left := f.rdb.HLen(f.ctx, f.jk.TaskAttempts()).Val(); left != 0 {
-		t.Errorf("%d attempt fields left after Done", left)
-	}
-}
-
 // TestSlaveQueue_Ack_deadLetter: a task dead-lettered counts as failed and
 // as a dead letter, once.
 func TestSlaveQueue_Ack_deadLetter(t *testing.T) {
@@ -251,8 +233,8 @@ func TestLeased_batches(t *testing.T) {
 	if stored := f.stats(t)["stored"]; stored != fmt.Sprint(n-1) {
 		t.Errorf("stored = %s, want %d", stored, n-1)
 	}
-	if done, err := l.Done(f.ctx, []string{f.tasks[0], f.tasks[1]}); err != nil || done != 1 {
-		t.Errorf("Done = %d, %v; want 1 (only tasks[0] is still in flight)", done, err)
+	if counted, err := l.Ack(f.ctx, []ledger.Outcome{{Task: f.tasks[0]}, {Task: f.tasks[1]}}); err != nil || counted != 1 {
+		t.Errorf("Ack = %d, %v; want 1 (only tasks[0] is still in flight)", counted, err)
 	}
 	if _, inflight := f.items(t, 0); len(inflight) != 0 {
 		t.Errorf("%d tasks still in flight", len(inflight))

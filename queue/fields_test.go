@@ -90,11 +90,11 @@ func checkAttemptFields(t *testing.T, rdb redis.UniversalClient, jk cluster.JobK
 		t.Errorf("Release = %d, %v; field %q = %q, want 1 (a hand-back does not count)", n, err, count, field(count))
 	}
 	mustTake(2)
-	if n, err := l.Done(ctx, []string{task}); err != nil || n != 1 {
-		t.Fatalf("Done = %d, %v", n, err)
+	if n, err := l.Ack(ctx, []ledger.Outcome{{Task: task}}); err != nil || n != 1 {
+		t.Fatalf("Ack = %d, %v", n, err)
 	}
 	if left := rdb.HGetAll(ctx, jk.TaskAttempts()).Val(); len(left) != 0 {
-		t.Errorf("attempts after Done = %v, want none", left)
+		t.Errorf("attempts after Ack = %v, want none", left)
 	}
 	rdb.RPush(ctx, jk.Queue(0), task)
 	mustTake(1)

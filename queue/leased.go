@@ -177,20 +177,6 @@ func (l *Leased) Note(ctx context.Context, entry, reason string) (bool, error) {
 	return n == 1, nil
 }
 
-// Done removes finished entries from the in-flight set and forgets their
-// attempts; it returns how many were still in flight.
-func (l *Leased) Done(ctx context.Context, entries []string) (int, error) {
-	if len(entries) == 0 {
-		return 0, nil
-	}
-	keys := []string{l.keys.Inflight, l.keys.Attempts}
-	n, err := doneScript.Run(ctx, l.rdb, keys, appendStrings(nil, entries)...).Int()
-	if err != nil {
-		return 0, fmt.Errorf("finish %d entries of %s: %w", len(entries), l.keys.Inflight, err)
-	}
-	return n, nil
-}
-
 // Expiring returns the in-flight entries whose lease ends within d. A
 // holder that renews its entries' leases every d/2 or so finds here only
 // entries it does not know it holds: taken by a call whose reply was lost,

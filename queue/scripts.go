@@ -27,7 +27,6 @@ var (
 	markScript     = scripts.Load("lua/mark.lua")
 	expiringScript = scripts.Load("lua/expiring.lua")
 	noteScript     = scripts.Load("lua/note.lua")
-	doneScript     = scripts.Load("lua/done.lua")
 	moveScript     = scripts.Load("lua/handback.lua", "lua/move.lua")
 	stealScript    = scripts.Load("lua/steal.lua")
 )
