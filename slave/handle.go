@@ -107,6 +107,12 @@ func (s *Slave) settle(ctx context.Context, w *work, f store.Failure, out queue.
 		s.letGo(ctx, w, fmt.Errorf("store failure of %s: %w", w.task.URL, err))
 		return
 	}
+	if s.deps.Sinks != nil {
+		if err := s.deps.Sinks.PutFailure(ctx, f); err != nil {
+			s.letGo(ctx, w, fmt.Errorf("send failure of %s to the sinks: %w", w.task.URL, err))
+			return
+		}
+	}
 	if out.Failed {
 		s.noteFailure(ctx, f)
 	}

@@ -214,9 +214,14 @@ func (s *Slave) capacity() int { return 4 * s.opts.Concurrency }
 // being fetched or due soon, plus up to MaxParked that wait long (a paused
 // host's, a slow host's beyond its cap, a Retry-After's), so that tasks of
 // one slow or paused host never fill the room of the others.
+//
+// Items waiting in the committer past a batch's worth count too: a sink
+// or store that does not take them holds them, and the slave then takes
+// no more than it can hold instead of fetching on.
 func (s *Slave) room() int {
 	parked := min(s.dl.Parked(), s.opts.MaxParked)
-	return s.capacity() - (s.dl.Pending() - parked)
+	backlog := max(0, s.commits.held()-commitBatch)
+	return s.capacity() - (s.dl.Pending() - parked) - backlog
 }
 
 // refill is the room the slave waits for before it takes tasks again: a

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/crawler-dev/crawler/client"
+	"github.com/crawler-dev/crawler/internal/demosite"
+	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/store"
+)
+
+// sinkRows reads the PostgreSQL sink's table: how many rows each URL has.
+func sinkRows(t *testing.T, pool *pgxpool.Pool, table string) map[string]int {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), "SELECT url, count(*) FROM "+table+" GROUP BY url")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var url string
+		var n int
+		if err := rows.Scan(&url, &n); err != nil {
+			t.Fatal(err)
+		}
+		out[url] = n
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// countSinkRows counts the rows of a sink table, -1 while it is missing.
+func countSinkRows(t *testing.T, pool *pgxpool.Pool, table string) int {
+	t.Helper()
+	n := -1
+	_ = pool.QueryRow(context.Background(), "SELECT count(*) FROM "+table).Scan(&n)
+	return n
+}
+
+// checkSinkRows checks that the sink's table holds each stored item's page
+// once, and nothing else.
+func checkSinkRows(t *testing.T, pool *pgxpool.Pool, table string, items []store.Item) {
+	t.Helper()
+	rows := sinkRows(t, pool, table)
+	for _, it := range items {
+		if rows[it.URL] != 1 {
+			t.Errorf("%s: %d rows in %s, want 1", it.URL, rows[it.URL], table)
+		}
+	}
+	if len(rows) != len(countURLs(items)) {
+		t.Errorf("%s holds %d pages, the store %d", table, len(rows), len(countURLs(items)))
+	}
+}
+
+// TestRun_SinkPostgres: `crawler run --sink postgres://…` whose PostgreSQL
+// goes away mid-crawl (every connection closed, new ones refused) holds
+// the crawl until it is back, then stores every page in the table once,
+// and the summary says what the sink took.
+func TestRun_SinkPostgres(t *testing.T) {
+	t.Parallel()
+	pool, table := testenv.Postgres(t)
+	site, base := serveSite(t, faultSite)
+	jobFile := writeJob(t, "pgsink", base)
+	out := filepath.Join(t.TempDir(), "items.jsonl")
+	pg := newPartition(t, "postgres", testenv.PostgresURI())
+	sinkURI := pg.url(testenv.PostgresURI()) + "&table=" + table
+
+	run := start(t, "run", "run", "--job", jobFile, "-o", out, "--concurrency", "8", "--sink", sinkURI)
+	testenv.Eventually(t, 2*time.Minute, "the first rows in the table", func() bool { return countSinkRows(t, pool, table) > 0 })
+	pg.down()
+	testenv.Eventually(t, 2*time.Minute, "the run to hold its items for the sink", func() bool {
+		return strings.Contains(run.out.String(), "sink did not take records")
+	})
+	select {
+	case <-run.done:
+		t.Fatalf("the run ended with its sink down:\n%s", tail(run.out.String(), 3000))
+	default:
+	}
+	pg.up(t)
+	<-run.done
+	if code := run.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("crawler run exited %d:\n%s", code, tail(run.out.String(), 4000))
+	}
+	items, _ := itemLines(t, out)
+	for path, outcome := range site.Expected() {
+		if n := countURLs(items)[base+path]; outcome == demosite.Stored && n != 1 {
+			t.Errorf("%s is in the file %d times, want once", base+path, n)
+		}
+	}
+	checkSinkRows(t, pool, table, items)
+	failed := countSinkRows(t, pool, table+"_failed")
+	if want := len(failureURLs(t, store.FailuresPath(out))); failed != want || failed == 0 {
+		t.Errorf("%d failures in %s_failed, %d in the failures file", failed, table, want)
+	}
+	summary := regexp.MustCompile(`sink (\S+): accepted (\d+), retried (\d+), refused 0`).FindStringSubmatch(run.out.String())
+	if summary == nil || summary[1] != sinkURI || atoi(summary[2]) < len(items)+failed || atoi(summary[3]) == 0 {
+		t.Errorf("summary line %q; want the sink %s, at least %d accepted, some retried:\n%s",
+			summary, sinkURI, len(items)+failed, tail(run.out.String(), 2000))
+	}
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+// TestCluster_SinkKillSlave: a slave killed with SIGKILL in the middle of
+// its batches, restarted, leaves every page in the PostgreSQL sink once:
+// its unacknowledged tasks are delivered again and upserted.
+func TestCluster_SinkKillSlave(t *testing.T) {
+	t.Parallel()
+	env := newClusterEnv(t)
+	pool, table := testenv.Postgres(t)
+	env.slaveArgs = []string{"--sink", testenv.PostgresSink(table)}
+	site, base := serveSite(t, faultSite)
+	const job = "pgkill"
+	jobFile := writeJob(t, job, base)
+
+	env.startMaster(t, "master")
+	victim := env.startSlave(t, 0)
+	env.startSlave(t, 1)
+	env.waitSlaves(t, 0, 1)
+	env.submit(t, job, jobFile)
+	env.waitProgress(t, job, "300 pages stored", func(c client.Counters) bool { return c.Stored >= 300 })
+	if err := victim.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-victim.done
+	env.waitSlaves(t, 1)
+	env.startSlave(t, 0)
+	final := env.wait(t, job, 3*time.Minute)
+	items := env.results(t, job)
+	checkFileCrawl(t, site, base, final, items, env.failedURLs(t, job))
+	checkSinkRows(t, pool, table, items)
+}
