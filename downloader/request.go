@@ -76,6 +76,9 @@ type Request struct {
 	// (Page.Truncated) instead of failing the page (fetch.Request).
 	MaxBodyBytes int64
 	TruncateBody bool
+	// KeepExchange keeps the request and answer as they went over the
+	// wire with the page (fetch.Request.KeepExchange), for an archive.
+	KeepExchange bool
 
 	started  bool        // Started was called
 	tries    int         // attempts made (requests sent)

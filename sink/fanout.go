@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -30,25 +29,14 @@ type Fanout struct {
 	metrics *metrics.Sinks
 }
 
-// counted is a sink with the tally of what it took.
+// counted is a sink with the name its records are counted under.
 type counted struct {
 	Sink
-	name                       string
-	accepted, retried, refused atomic.Int64
-}
-
-// Stat is what one sink did with the records sent to it.
-type Stat struct {
-	// Sink is the sink's URI, credentials hidden.
-	Sink string
-	// Accepted counts records taken; Retried tries that failed and were
-	// tried again (a sink down for a while adds one per record per try);
-	// Refused records the sink will never take.
-	Accepted, Retried, Refused int64
+	name string
 }
 
 // NewFanout sends to sinks, each named by its Spec (in the same order),
-// counting in m (nil: nowhere but Stats).
+// counting what each accepted, retried and refused in m (nil: nowhere).
 func NewFanout(sinks []Sink, specs []Spec, m *metrics.Sinks, log *zap.Logger) *Fanout {
 	if log == nil {
 		log = zap.NewNop()
@@ -66,6 +54,17 @@ func (f *Fanout) Len() int {
 		return 0
 	}
 	return len(f.sinks)
+}
+
+// KeepsExchanges reports whether a sink archives what went over the wire
+// (Archiver), so that the caller keeps it.
+func (f *Fanout) KeepsExchanges() bool {
+	for _, s := range f.sinksOrNone() {
+		if a, ok := s.Sink.(Archiver); ok && a.KeepsExchanges() {
+			return true
+		}
+	}
+	return false
 }
 
 // Put sends recs to every sink at once, each trying again what it did not
@@ -184,27 +183,8 @@ func (f *Fanout) sinksOrNone() []*counted {
 	return f.sinks
 }
 
-// count adds n records of s with result to its tally and the metrics.
-func (f *Fanout) count(s *counted, result string, n int) {
-	switch result {
-	case metrics.SinkAccepted:
-		s.accepted.Add(int64(n))
-	case metrics.SinkRetried:
-		s.retried.Add(int64(n))
-	default:
-		s.refused.Add(int64(n))
-	}
-	f.metrics.Count(s.name, result, n)
-}
-
-// Stats returns what each sink did so far, in the order given.
-func (f *Fanout) Stats() []Stat {
-	var out []Stat
-	for _, s := range f.sinksOrNone() {
-		out = append(out, Stat{Sink: s.name, Accepted: s.accepted.Load(), Retried: s.retried.Load(), Refused: s.refused.Load()})
-	}
-	return out
-}
+// count adds n records of s with result to the metrics.
+func (f *Fanout) count(s *counted, result string, n int) { f.metrics.Count(s.name, result, n) }
 
 // Close closes every sink and returns their errors joined.
 func (f *Fanout) Close() error {

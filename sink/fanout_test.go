@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/metrics"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -67,7 +68,11 @@ func TestFanout_Put(t *testing.T) {
 	up := &flaky{refuse: map[string]bool{}, took: map[string]int{}}
 	a, b := item("news", 1, "A"), item("news", 2, "B")
 	up.refuse[b.URL] = true
-	f := NewFanout([]Sink{down, up}, specs(t, "postgres://h/down", "postgres://h/up"), nil, nil)
+	reg, err := metrics.New(metrics.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := NewFanout([]Sink{down, up}, specs(t, "postgres://h/down", "postgres://h/up"), reg.Sinks(), nil)
 	errs := f.Put(context.Background(), []Record{{Item: a}, {Item: b}})
 	if errs[0] != nil || !errors.Is(errs[1], ErrRefused) {
 		t.Fatalf("errors %v, want nil and a refusal", errs)
@@ -75,9 +80,10 @@ func TestFanout_Put(t *testing.T) {
 	if down.took[a.URL] != 1 || down.took[b.URL] != 1 || up.took[a.URL] != 1 {
 		t.Fatalf("down took %v, up took %v: want each record once", down.took, up.took)
 	}
-	want := []Stat{{Sink: "postgres://h/down", Accepted: 2, Retried: 6}, {Sink: "postgres://h/up", Accepted: 1, Refused: 1}}
-	if got := f.Stats(); fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("stats %v, want %v", got, want)
+	want := map[string]float64{"postgres://h/down accepted": 2, "postgres://h/down retried": 6,
+		"postgres://h/up accepted": 1, "postgres://h/up refused": 1}
+	if got := sinkCounts(t, reg); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("counted %v, want %v", got, want)
 	}
 }
 
@@ -160,5 +166,28 @@ func TestFanout_postgresKilled(t *testing.T) {
 	if rows != batches*per || pages != batches*per || maxVersion != 1 {
 		t.Fatalf("%d rows of %d pages, highest version %d; want %d pages once each, version 1", rows, pages, maxVersion, batches*per)
 	}
-	t.Logf("killed %d connections; stats %+v", killed, f.Stats())
+	t.Logf("killed %d connections", killed)
+}
+
+// sinkCounts reads crawler_sink_records_total as "sink result" -> count.
+func sinkCounts(t *testing.T, reg *metrics.Registry) map[string]float64 {
+	t.Helper()
+	fams, err := reg.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, mf := range fams {
+		if mf.GetName() != "crawler_sink_records_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			out[labels["sink"]+" "+labels["result"]] = m.GetCounter().GetValue()
+		}
+	}
+	return out
 }

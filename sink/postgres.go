@@ -57,6 +57,12 @@ func openPostgres(ctx context.Context, s Spec, log *zap.Logger) (Sink, error) {
 	return p, nil
 }
 
+// checkPostgres checks a postgres:// URI's table name.
+func checkPostgres(s Spec) error {
+	_, _, err := splitTable(s)
+	return err
+}
+
 // splitTable takes ?table= out of the URI (the server would read it as a
 // setting) and checks it.
 func splitTable(s Spec) (table, connURI string, err error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/crawler-dev/crawler/fetch"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -18,6 +19,17 @@ type Record struct {
 	// Retried is true when the page failed before (client retry-failed):
 	// a sink drops its failure record as it takes the item.
 	Retried bool
+	// Exchange is the page's request and answer as they went over the
+	// wire, when a sink archives them (Archiver); nil otherwise, and for
+	// a page that answered 304 or was rendered in a browser.
+	Exchange *fetch.Exchange
+}
+
+// Archiver is a Sink that archives what went over the wire
+// (Record.Exchange): with one, the slave keeps it for each page.
+type Archiver interface {
+	Sink
+	KeepsExchanges() bool
 }
 
 // Sink is a place items go.

@@ -25,20 +25,32 @@ type Spec struct {
 // metrics and summaries show.
 func (s Spec) String() string { return redact.URL(s.raw) }
 
-// opener opens the sink a Spec names.
-type opener func(ctx context.Context, s Spec, log *zap.Logger) (Sink, error)
-
-// schemes maps each URI scheme to its sink; aliases share an opener.
-var schemes = map[string]opener{
-	"postgres":   openPostgres,
-	"postgresql": openPostgres,
+// scheme is a kind of sink: check says what is wrong with a URI of it
+// (its options) without connecting; open connects.
+type scheme struct {
+	check func(s Spec) error
+	open  func(ctx context.Context, s Spec, log *zap.Logger) (Sink, error)
 }
 
+// schemes maps each URI scheme to its sink; aliases share one.
+var schemes = map[string]scheme{
+	"postgres":   {checkPostgres, openPostgres},
+	"postgresql": {checkPostgres, openPostgres},
+	"warc":       {checkWARC, openWARC},
+}
+
+// opaqueSchemes are written SCHEME:VALUE, without "//".
+var opaqueSchemes = map[string]bool{"warc": true}
+
 // Schemes lists the URI schemes Parse accepts, sorted, as written in a
-// URI ("postgres://").
+// URI ("postgres://", "warc:").
 func Schemes() []string {
 	out := make([]string, 0, len(schemes))
 	for s := range schemes {
+		if opaqueSchemes[s] {
+			out = append(out, s+":")
+			continue
+		}
 		out = append(out, s+"://")
 	}
 	sort.Strings(out)
@@ -64,7 +76,11 @@ func Parse(raw string) (Spec, error) {
 	if err != nil {
 		return Spec{}, fmt.Errorf("--sink %q: malformed URI: %s", shown, redact.Text(unwrapURLError(err), raw))
 	}
-	return Spec{Scheme: canonicalScheme(scheme), URL: u, raw: raw}, nil
+	spec := Spec{Scheme: canonicalScheme(scheme), URL: u, raw: raw}
+	if err := schemes[scheme].check(spec); err != nil {
+		return Spec{}, fmt.Errorf("--sink %s: %w", spec, err)
+	}
+	return spec, nil
 }
 
 // canonicalScheme folds a scheme's aliases into one name.
@@ -93,7 +109,7 @@ func Open(ctx context.Context, raw string, log *zap.Logger) (Sink, Spec, error) 
 	if log == nil {
 		log = zap.NewNop()
 	}
-	sk, err := schemes[strings.ToLower(s.URL.Scheme)](ctx, s, log.With(zap.Stringer("sink", s)))
+	sk, err := schemes[strings.ToLower(s.URL.Scheme)].open(ctx, s, log.With(zap.Stringer("sink", s)))
 	if err != nil {
 		return nil, Spec{}, fmt.Errorf("--sink %s: %w", s, err)
 	}

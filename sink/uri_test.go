@@ -15,6 +15,9 @@ func TestParse(t *testing.T) {
 		{"/var/items", "no scheme"},
 		{"ftp://host/x", `unknown scheme "ftp"; known: postgres://, postgresql://`},
 		{"postgres://u:hunter2@host:99999x/db", "malformed URI"},
+		{"warc:", "no directory"},
+		{"warc:dir?max_size=lots", "not a size"},
+		{"warc:dir?size=1GiB", `unknown option "size"`},
 	} {
 		t.Run(tc.uri, func(t *testing.T) {
 			_, err := Parse(tc.uri)

@@ -158,7 +158,7 @@ func (c *committer) sink(ctx context.Context, batch []pendingItem) []error {
 	}
 	recs := make([]sink.Record, len(batch))
 	for i, p := range batch {
-		recs[i] = sink.Record{Item: p.item, NotModified: p.w.visit.notModified, Retried: p.w.task.Retry}
+		recs[i] = sink.Record{Item: p.item, NotModified: p.w.visit.notModified, Retried: p.w.task.Retry, Exchange: p.w.exchange}
 	}
 	return c.s.deps.Sinks.Put(ctx, recs)
 }

@@ -43,6 +43,9 @@ type work struct {
 	visit visit
 	// rendered is true once the page was read from its rendered DOM.
 	rendered bool
+	// exchange is the page's request and answer as they went over the
+	// wire, kept for a sink that archives them; nil otherwise.
+	exchange *fetch.Exchange
 }
 
 // handle settles what the downloader made of a task: a fetched page's item
@@ -64,7 +67,7 @@ func (s *Slave) handle(ctx context.Context, res downloader.Result) {
 		if s.notModified(w, res) {
 			return
 		}
-		w.rendered = res.Rendered
+		w.rendered, w.exchange = res.Rendered, res.Page.Exchange
 		item, found, err := s.measuredExtract(ctx, w, res.Page)
 		res.Page.Release()
 		if err != nil && ctx.Err() != nil {

@@ -141,9 +141,12 @@ type ItemStore interface {
 
 // Sinks are where items go beside the store (sink.Fanout). Put returns
 // once every sink took each record, or refused it, or ctx ended.
+// KeepsExchanges says whether a sink archives what went over the wire
+// (sink.Record.Exchange): only then does the slave keep it.
 type Sinks interface {
 	Put(ctx context.Context, recs []sink.Record) []error
 	PutFailure(ctx context.Context, f store.Failure) error
+	KeepsExchanges() bool
 }
 
 // Deps are the slave's connections.

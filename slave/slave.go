@@ -39,6 +39,8 @@ type Slave struct {
 	// fetchTime is how long the pages' fetches took lately (smoothed): it
 	// spaces the marks' groups.
 	fetchTime ewma
+	// keepExchanges is true when a sink archives what went over the wire.
+	keepExchanges bool
 
 	side  sync.WaitGroup // tasks settled without a fetch (undecodable, dead letters)
 	freed chan struct{}  // signalled when a task is done with
@@ -71,15 +73,16 @@ func New(opts Options, deps Deps) (*Slave, error) {
 		return nil, fmt.Errorf("slave: %w", err)
 	}
 	s := &Slave{
-		opts:     opts,
-		deps:     deps,
-		log:      log,
-		info:     nodeInfo(opts),
-		registry: registry,
-		dl:       dl,
-		jobs:     newJobSet(deps.Redis, deps.Keys, opts.ID, dl, deps.Metrics.Node(metrics.RoleSlave, opts.ID).NearDup(), log),
-		held:     newHeldTasks(),
-		freed:    make(chan struct{}, 1),
+		opts:          opts,
+		deps:          deps,
+		log:           log,
+		info:          nodeInfo(opts),
+		registry:      registry,
+		dl:            dl,
+		keepExchanges: deps.Sinks != nil && deps.Sinks.KeepsExchanges(),
+		jobs:          newJobSet(deps.Redis, deps.Keys, opts.ID, dl, deps.Metrics.Node(metrics.RoleSlave, opts.ID).NearDup(), log),
+		held:          newHeldTasks(),
+		freed:         make(chan struct{}, 1),
 	}
 	s.info.Render = renderOffer(deps.Renderer, log)
 	s.jobs.onRender = s.jobRenders
@@ -323,7 +326,7 @@ func (s *Slave) start(drainCtx context.Context, w *work) {
 		return
 	}
 	s.dl.Submit(&downloader.Request{Ctx: drainCtx, Abandon: w.job.stopped, URL: task.URL, Job: w.job.dl, Item: w,
-		Validators: w.validators(), Started: func() { s.marks.started(w) },
+		Validators: w.validators(), Started: func() { s.marks.started(w) }, KeepExchange: s.keepExchanges,
 		Kind: task.ItemKind(), AllowNonHTML: w.job.jsonKind(task.ItemKind()),
 		Done: func(_ context.Context, res downloader.Result) {
 			defer s.signalFreed()

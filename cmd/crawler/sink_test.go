@@ -144,3 +144,45 @@ func TestCluster_SinkKillSlave(t *testing.T) {
 	checkFileCrawl(t, site, base, final, items, env.failedURLs(t, job))
 	checkSinkRows(t, pool, table, items)
 }
+
+// TestRun_SinkWARC: `crawler run --sink warc:DIR` archives each stored
+// page as a response and a request record that warcio.js reads, with the
+// page as the site sent it and its digest right.
+func TestRun_SinkWARC(t *testing.T) {
+	t.Parallel()
+	_, base := serveSite(t, demosite.Options{Details: 120})
+	jobFile := writeJob(t, "warcsink", base)
+	out := filepath.Join(t.TempDir(), "items.jsonl")
+	dir := filepath.Join(t.TempDir(), "warc")
+	stdout, stderr, err := crawler(t, 3*time.Minute, "run", "--job", jobFile, "-o", out, "--sink", "warc:"+dir+"?max_size=64KiB", "-q")
+	if err != nil {
+		t.Fatalf("crawler run: %v\n%s\n%s", err, stdout, tail(stderr, 3000))
+	}
+	items, _ := itemLines(t, out)
+	files, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
+	if open, _ := filepath.Glob(filepath.Join(dir, "*.open")); len(open) > 0 || len(files) < 2 {
+		t.Fatalf("files %v, left open %v; want several complete files (max_size 64KiB)", files, open)
+	}
+	responses := map[string]testenv.WARCRecord{}
+	requests := map[string]bool{}
+	for _, r := range testenv.ReadWARC(t, files...) {
+		switch r.Type {
+		case "response":
+			responses[r.URI] = r
+		case "request":
+			requests[r.ConcurrentTo] = true
+		}
+	}
+	for _, it := range items {
+		r, ok := responses[it.URL]
+		if !ok {
+			r, ok = responses[it.FinalURL]
+		}
+		if !ok || r.Status != 200 || r.PayloadDigest != r.ComputedDigest || !strings.Contains(r.Payload, "<h1>") || !requests[r.ID] {
+			t.Errorf("%s: response %+v (request: %v); want the page with its digest and its request", it.URL, r.ID, requests[r.ID])
+		}
+	}
+	if len(responses) != len(items) {
+		t.Errorf("%d pages archived, %d items", len(responses), len(items))
+	}
+}

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -104,12 +106,7 @@ func (s requestStats) addSink(name, result string, v float64) {
 // printSinks writes what each sink did: "sink postgres://…: accepted 120,
 // retried 3, refused 0".
 func printSinks(w io.Writer, s requestStats) {
-	names := make([]string, 0, len(s.sinks))
-	for n := range s.sinks {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(s.sinks)) {
 		c := s.sinks[n]
 		fmt.Fprintf(w, "sink %s: accepted %.0f, retried %.0f, refused %.0f\n",
 			n, c[metrics.SinkAccepted], c[metrics.SinkRetried], c[metrics.SinkRefused])
