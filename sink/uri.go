@@ -37,6 +37,7 @@ var schemes = map[string]scheme{
 	"postgres":   {checkPostgres, openPostgres},
 	"postgresql": {checkPostgres, openPostgres},
 	"warc":       {checkWARC, openWARC},
+	"kafka":      {checkKafka, openKafka},
 }
 
 // opaqueSchemes are written SCHEME:VALUE, without "//".

@@ -13,9 +13,12 @@ func TestParse(t *testing.T) {
 		{"", "empty URI"},
 		{"items.jsonl", "no scheme"},
 		{"/var/items", "no scheme"},
-		{"ftp://host/x", `unknown scheme "ftp"; known: postgres://, postgresql://`},
+		{"ftp://host/x", `unknown scheme "ftp"; known: kafka://, postgres://, postgresql://, warc:`},
 		{"postgres://u:hunter2@host:99999x/db", "malformed URI"},
 		{"warc:", "no directory"},
+		{"kafka://b1:9092,b2:9092", "write kafka://HOST:PORT"},
+		{"kafka://,b2/items", "an empty broker"},
+		{"kafka://b1/items?acks=1", `unknown option "acks"`},
 		{"warc:dir?max_size=lots", "not a size"},
 		{"warc:dir?size=1GiB", `unknown option "size"`},
 	} {
