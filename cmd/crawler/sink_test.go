@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -10,6 +11,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/crawler-dev/crawler/client"
 	"github.com/crawler-dev/crawler/internal/demosite"
@@ -185,4 +189,95 @@ func TestRun_SinkWARC(t *testing.T) {
 	if len(responses) != len(items) {
 		t.Errorf("%d pages archived, %d items", len(responses), len(items))
 	}
+}
+
+// TestRun_SinkKafka: `crawler run --sink kafka://…/items` produces each
+// stored page's item, key its fingerprint, header version 1 (a first
+// round), and its failures to items.failed.
+func TestRun_SinkKafka(t *testing.T) {
+	t.Parallel()
+	kafka, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "items", "items.failed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(kafka.Close)
+	broker := kafka.ListenAddrs()[0]
+	site, base := serveSite(t, demosite.Options{Details: 120})
+	jobFile := writeJob(t, "kafkasink", base)
+	out := filepath.Join(t.TempDir(), "items.jsonl")
+	stdout, stderr, err := crawler(t, 3*time.Minute, "run", "--job", jobFile, "-o", out, "--sink", "kafka://"+broker+"/items", "-q")
+	if err != nil {
+		t.Fatalf("crawler run: %v\n%s\n%s", err, stdout, tail(stderr, 3000))
+	}
+	items, _ := itemLines(t, out)
+	records := consumeAll(t, broker, "items")
+	for _, it := range items {
+		r, ok := records[it.Fingerprint]
+		if !ok {
+			t.Errorf("%s: not in the topic", it.URL)
+			continue
+		}
+		var got store.Item
+		if err := json.Unmarshal(r.Value, &got); err != nil || got.URL != it.URL || recordHeader(r, "job") != "kafkasink" ||
+			recordHeader(r, "version") != "1" {
+			t.Errorf("%s: record of %s (%v), headers job %q version %q", it.URL, got.URL, err, recordHeader(r, "job"), recordHeader(r, "version"))
+		}
+	}
+	if len(records) != len(items) {
+		t.Errorf("%d pages in the topic, %d items", len(records), len(items))
+	}
+	gone := 0
+	for _, o := range site.Expected() {
+		if o == demosite.Gone {
+			gone++
+		}
+	}
+	if failed := consumeAll(t, broker, "items.failed"); len(failed) < gone {
+		t.Errorf("%d pages in items.failed, want at least the %d gone", len(failed), gone)
+	}
+}
+
+// consumeAll reads a topic to its end: the last record of each key.
+func consumeAll(t *testing.T, broker, topic string) map[string]*kgo.Record {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(broker), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kmsg.NewPtrListOffsetsRequest()
+	lt := kmsg.NewListOffsetsRequestTopic()
+	lt.Topic = topic
+	p := kmsg.NewListOffsetsRequestTopicPartition()
+	p.Timestamp = -1 // the end
+	lt.Partitions = append(lt.Partitions, p)
+	adm.Topics = append(adm.Topics, lt)
+	resp, err := adm.RequestWith(context.Background(), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := resp.Topics[0].Partitions[0].Offset
+	out := map[string]*kgo.Record{}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for read := int64(0); read < end; {
+		fs := cl.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			t.Fatalf("consume %s: %v", topic, err)
+		}
+		for _, r := range fs.Records() {
+			out[string(r.Key)] = r
+			read = r.Offset + 1
+		}
+	}
+	return out
+}
+
+func recordHeader(r *kgo.Record, key string) string {
+	for _, h := range r.Headers {
+		if h.Key == key {
+			return string(h.Value)
+		}
+	}
+	return ""
 }
