@@ -24,7 +24,7 @@ import (
 // latin1Site serves pages in ISO-8859-1, gzip-encoded: what the archive
 // must keep is the page as sent (less the gzip), not the UTF-8 the
 // extractor reads.
-func latin1Site(t *testing.T) *httptest.Server {
+func latin1Site(t testing.TB) *httptest.Server {
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=iso-8859-1")
 		w.Header().Set("Content-Encoding", "gzip")
@@ -38,7 +38,7 @@ func latin1Site(t *testing.T) *httptest.Server {
 }
 
 // fetchExchanges fetches n pages of site keeping their exchanges.
-func fetchExchanges(t *testing.T, site string, n int) []Record {
+func fetchExchanges(t testing.TB, site string, n int) []Record {
 	t.Helper()
 	f := fetch.New(fetch.DefaultOptions())
 	recs := make([]Record, n)
