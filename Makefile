@@ -15,7 +15,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.7.0
 COMPOSE ?= $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: all build test check fmt-check vet staticcheck deadcode layers fuzz k8s-check bench demo up down clean
+.PHONY: all build test check fmt-check vet staticcheck deadcode layers fuzz k8s-check warcio bench demo up down clean
 
 all: build
 
@@ -25,8 +25,16 @@ build:
 ## test: formatting, vet, staticcheck, bounded fuzzing, and every test against
 ## a redis-server and an embedded FerretDB of its own (CRAWLER_TEST_REDIS,
 ## CRAWLER_TEST_MONGO name others)
-test: check fuzz k8s-check
+test: check fuzz k8s-check warcio
 	./scripts/with-test-servers.sh $(GO) test -parallel $(TESTPARALLEL) $(TESTFLAGS) $(PKGS)
+
+## warcio: the WARC reader that is not ours (webrecorder's warcio.js), which
+## the warc: sink's tests read their files back with (needs node and npm)
+WARCIO := internal/testenv/warcio
+warcio: $(WARCIO)/node_modules/warcio/package.json
+$(WARCIO)/node_modules/warcio/package.json: $(WARCIO)/package-lock.json
+	npm ci --silent --no-audit --no-fund --prefix $(WARCIO)
+	@touch $@
 
 ## k8s-check: build deploy/k8s/base with kustomize, decode every object
 ## strictly into its k8s.io/api type, and check each flag and CRAWLER_*

@@ -57,7 +57,7 @@ func (j *Job) request(r *Request, via *url.URL) fetch.Request {
 	s := j.Spec
 	req := fetch.Request{URL: r.at, AllowPrivate: s.AllowPrivateNetworks, UserAgent: s.UserAgent,
 		Headers: s.Headers, Jar: j.jar, MaxBodyBytes: s.MaxBodyBytes, Timeout: s.Timeout.Std(),
-		Proxy: via, AllowNonHTML: r.AllowNonHTML, OneHop: true, TruncateBody: r.TruncateBody}
+		Proxy: via, AllowNonHTML: r.AllowNonHTML, OneHop: true, TruncateBody: r.TruncateBody, KeepExchange: r.KeepExchange}
 	if r.MaxBodyBytes > 0 {
 		req.MaxBodyBytes = r.MaxBodyBytes
 	}

@@ -68,6 +68,9 @@ type Request struct {
 	// (Page.Truncated) instead of failing the page (fetch.Request).
 	MaxBodyBytes int64
 	TruncateBody bool
+	// KeepExchange keeps the request and answer as they went over the
+	// wire with the page (fetch.Request.KeepExchange), for an archive.
+	KeepExchange bool
 
 	ctx      context.Context // the caller's (Fetch): it ends the request wherever it is
 	started  bool            // Started was called

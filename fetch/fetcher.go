@@ -50,6 +50,9 @@ type Page struct {
 	// is decompressed whatever its Content-Encoding says): a rendered
 	// page's requests hand it to the page.
 	Header http.Header
+	// Exchange is the request and the answer as they went over the wire,
+	// with Request.KeepExchange; nil without.
+	Exchange *Exchange
 
 	charge *charge // the page's hold on the Fetcher's memory budget
 }
@@ -333,11 +336,15 @@ func (f *Fetcher) readPage(req Request, resp *http.Response) (page *Page, err er
 	if err != nil {
 		return nil, err
 	}
+	var exchange *Exchange
+	if req.KeepExchange {
+		exchange = exchangeOf(resp, raw)
+	}
 	if html {
 		if raw, err = decodeCharset(raw, header); err != nil {
 			return nil, err
 		}
 	}
 	return &Page{URL: resp.Request.URL.String(), Status: resp.StatusCode, ContentType: ctype, HTML: html, Body: raw,
-		Truncated: cut, Validators: validatorsOf(resp.Header), Header: resp.Header, charge: c}, nil
+		Truncated: cut, Validators: validatorsOf(resp.Header), Header: resp.Header, Exchange: exchange, charge: c}, nil
 }

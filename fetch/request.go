@@ -48,6 +48,10 @@ type Request struct {
 	// Timeout bounds the request, redirects and body included; 0 takes
 	// Options.Timeout.
 	Timeout time.Duration
+	// KeepExchange keeps what went over the wire with the page
+	// (Page.Exchange), for an archive (a WARC sink). Off, nothing more is
+	// kept.
+	KeepExchange bool
 	// AllowNonHTML returns a 2xx answer that is not HTML as a Page (raw
 	// body, not charset-decoded, Page.HTML false). False fails it with
 	// ErrNotHTML without downloading the body.

@@ -41,6 +41,8 @@
 //	crawler_redis_dials_total{result}         connections opened to Redis; result ok|error
 //	crawler_render_browser_restarts_total{reason} headless browsers replaced (no role or slave:
 //	                                          one browser per process); reason died|hung|memory
+//	crawler_sink_records_total{sink,result}   records sent to an item sink (--sink; no role or
+//	                                          slave); result accepted|retried|refused
 //
 // Histograms:
 //
@@ -77,7 +79,7 @@
 // process, first come first kept: the first Options.Hosts hosts (32 by
 // default) get a host label of their own and every later host is counted
 // under host="other"; likewise the first Options.Jobs jobs (64), 32 failure
-// kinds, 16 politeness reasons, 16 proxy states and 64 Redis command names.
+// kinds, 16 politeness reasons, 16 proxy states, 16 sinks and 64 Redis command names.
 // The first hosts seen rather than the busiest: a series must not move
 // between a host and "other" once it exists, or both counters would jump,
 // and a job's allowed_domains are a handful of hosts, which come first.

@@ -15,6 +15,7 @@ const (
 	labelReason  = "reason"
 	labelState   = "state"
 	labelCommand = "command"
+	labelSink    = "sink"
 )
 
 // Buckets of the histograms, in seconds.
@@ -50,6 +51,7 @@ type families struct {
 	recrawlPages     *prometheus.CounterVec
 	renderDuration   *prometheus.HistogramVec
 	browserRestarts  *prometheus.CounterVec
+	sinkRecords      *prometheus.CounterVec
 }
 
 func newFamilies() *families {
@@ -104,6 +106,9 @@ func newFamilies() *families {
 		browserRestarts: counter("crawler_render_browser_restarts_total",
 			"Headless browsers the process replaced, by reason: died (crashed or killed), hung (stopped answering) or memory (past --render-max-memory).",
 			[]string{labelReason}),
+		sinkRecords: counter("crawler_sink_records_total",
+			"Items and failures sent to an item sink (--sink), by sink and result: accepted, retried (a try failed; sent again) or refused (never to be taken).",
+			[]string{labelSink, labelResult}),
 	}
 }
 
@@ -120,5 +125,5 @@ func (f *families) collectors() []prometheus.Collector {
 	return []prometheus.Collector{f.fetchPages, f.fetchBytes, f.fetchDuration, f.fetchInFlight, f.extractDuration, f.retries,
 		f.stolen, f.failures, f.dedupURLs, f.politenessWaits, f.politenessWaited, f.robotsDisallowed, f.robotsFetches, f.recrawlPages,
 		f.redisCommands, f.redisErrors, f.redisRoundTrip, f.redisDials, f.nearEntries, f.nearBytes, f.renderDuration,
-		f.browserRestarts}
+		f.browserRestarts, f.sinkRecords}
 }

@@ -25,6 +25,7 @@ type Registry struct {
 	command *labelSet
 	queues  *Queues
 	proxies *Proxies
+	sinks   *Sinks
 
 	mu    sync.Mutex
 	nodes map[nodeKey]*Node
@@ -47,6 +48,7 @@ func New(opts Options) (*Registry, error) {
 	}
 	r.queues = newQueues(r.jobs)
 	r.proxies = newProxies()
+	r.sinks = newSinks(r)
 	r.prom.MustRegister(r.f.collectors()...)
 	r.prom.MustRegister(r.queues, r.proxies)
 	if opts.Runtime {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/crawler-dev/crawler/ledger"
 	"github.com/crawler-dev/crawler/neardup"
+	"github.com/crawler-dev/crawler/sink"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -49,6 +51,7 @@ type committer struct {
 	kick    chan struct{}
 	closed  chan struct{}
 	once    sync.Once
+	waiting atomic.Int64 // items added and not yet committed
 }
 
 func newCommitter(s *Slave) *committer {
@@ -57,6 +60,7 @@ func newCommitter(s *Slave) *committer {
 
 // add queues an item; it never blocks.
 func (c *committer) add(w *work, it store.Item, retries int, found string) {
+	c.waiting.Add(1)
 	c.mu.Lock()
 	c.pending = append(c.pending, pendingItem{w: w, item: it, retries: retries, found: found})
 	full := len(c.pending) >= commitBatch
@@ -104,12 +108,31 @@ func (c *committer) take() []pendingItem {
 	return batch
 }
 
-// commit marks near-duplicates, stores the items and queues their
-// acknowledgements.
+// commit marks near-duplicates, stores the items, sends them to the
+// sinks and queues their acknowledgements: a task is acknowledged only
+// once its item is in the store and in every sink.
 func (c *committer) commit(ctx context.Context, batch []pendingItem) {
+	defer c.waiting.Add(-int64(len(batch)))
 	batch = c.markNear(ctx, batch)
 	errs := c.save(ctx, batch)
 	c.sendFound(ctx, batch, errs)
+	batch = c.dropFailures(ctx, batch, errs)
+	for i, err := range c.sink(ctx, batch) {
+		p := batch[i]
+		if err != nil {
+			c.s.letGo(ctx, p.w, fmt.Errorf("send item %s to the sinks: %w", p.item.URL, err))
+			continue
+		}
+		c.s.acks.add(p.w.job, p.w.job.kindCounts(p.w.task, ledger.Outcome{Task: p.w.raw, FP: p.w.task.FP, Retried: p.w.task.Retry,
+			NearDuplicate: p.item.NearDuplicateOf != "", Retries: p.retries, Counts: p.w.counts()}))
+	}
+}
+
+// dropFailures lets go the items that could not be stored and drops the
+// failure records of retried pages now stored; it returns the items
+// stored.
+func (c *committer) dropFailures(ctx context.Context, batch []pendingItem, errs []error) []pendingItem {
+	stored := make([]pendingItem, 0, len(batch))
 	for i, p := range batch {
 		if errs[i] != nil {
 			c.s.letGo(ctx, p.w, fmt.Errorf("store item %s: %w", p.item.URL, errs[i]))
@@ -123,10 +146,27 @@ func (c *committer) commit(ctx context.Context, batch []pendingItem) {
 				continue
 			}
 		}
-		c.s.acks.add(p.w.job, p.w.job.kindCounts(p.w.task, ledger.Outcome{Task: p.w.raw, FP: p.w.task.FP, Retried: p.w.task.Retry,
-			NearDuplicate: p.item.NearDuplicateOf != "", Retries: p.retries, Counts: p.w.counts()}))
+		stored = append(stored, p)
 	}
+	return stored
 }
+
+// sink sends the stored items to the sinks, which keep trying while ctx
+// lives: a sink that is down holds the batch, and the committer with it,
+// so the slave takes no more tasks than it can hold (see held).
+func (c *committer) sink(ctx context.Context, batch []pendingItem) []error {
+	if c.s.deps.Sinks == nil {
+		return make([]error, len(batch))
+	}
+	recs := make([]sink.Record, len(batch))
+	for i, p := range batch {
+		recs[i] = sink.Record{Item: p.item, NotModified: p.w.visit.notModified, Retried: p.w.task.Retry, Exchange: p.w.exchange}
+	}
+	return c.s.deps.Sinks.Put(ctx, recs)
+}
+
+// held is how many items wait in the committer, stored or not.
+func (c *committer) held() int { return int(c.waiting.Load()) }
 
 // markNear looks the batch up in each job's near-duplicate index, one call
 // per job, and returns the items it could check; the others are let go.

@@ -45,6 +45,9 @@ type work struct {
 	visit visit
 	// rendered is true once the page was read from its rendered DOM.
 	rendered bool
+	// exchange is the page's request and answer as they went over the
+	// wire, kept for a sink that archives them; nil otherwise.
+	exchange *fetch.Exchange
 }
 
 // handle settles what the downloader made of a task: a fetched page's item
@@ -65,7 +68,7 @@ func (s *Slave) handle(ctx context.Context, w *work, res downloader.Result) {
 		if s.notModified(w, res) {
 			return
 		}
-		w.rendered = res.Rendered
+		w.rendered, w.exchange = res.Rendered, res.Page.Exchange
 		item, found, err := s.measuredExtract(ctx, w, res.Page)
 		res.Page.Release()
 		if err != nil && ctx.Err() != nil {
@@ -117,6 +120,12 @@ func (s *Slave) settle(ctx context.Context, w *work, f store.Failure, out ledger
 	if err := s.deps.Store.SaveFailure(ctx, f); err != nil {
 		s.letGo(ctx, w, fmt.Errorf("store failure of %s: %w", w.task.URL, err))
 		return
+	}
+	if s.deps.Sinks != nil {
+		if err := s.deps.Sinks.PutFailure(ctx, f); err != nil {
+			s.letGo(ctx, w, fmt.Errorf("send failure of %s to the sinks: %w", w.task.URL, err))
+			return
+		}
 	}
 	if out.Failed {
 		s.noteFailure(ctx, f)

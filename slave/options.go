@@ -15,6 +15,7 @@ import (
 	"github.com/crawler-dev/crawler/membership"
 	"github.com/crawler-dev/crawler/metrics"
 	"github.com/crawler-dev/crawler/render"
+	"github.com/crawler-dev/crawler/sink"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -146,6 +147,16 @@ type ItemStore interface {
 	DeleteFailure(ctx context.Context, id string) error
 }
 
+// Sinks are where items go beside the store (sink.Fanout). Put returns
+// once every sink took each record, or refused it, or ctx ended.
+// KeepsExchanges says whether a sink archives what went over the wire
+// (sink.Record.Exchange): only then does the slave keep it.
+type Sinks interface {
+	Put(ctx context.Context, recs []sink.Record) []error
+	PutFailure(ctx context.Context, f store.Failure) error
+	KeepsExchanges() bool
+}
+
 // Deps are the slave's connections.
 type Deps struct {
 	// Redis is where the cluster meets.
@@ -154,6 +165,9 @@ type Deps struct {
 	Keys cluster.Keys
 	// Store receives items and failures.
 	Store ItemStore
+	// Sinks receive items and failures beside the store; a task is
+	// acknowledged once every sink took its item. nil: none.
+	Sinks Sinks
 	// Metrics records the slave's requests; nil records nothing.
 	Metrics *metrics.Registry
 	// Renderer renders the pages of kinds that say render (one browser

@@ -129,6 +129,7 @@ func (c *committer) saveVisits(ctx context.Context, vs VisitStore, batch []pendi
 		errs[i] = r.Err
 		batch[i].w.visit.change = r.Change
 		if r.Err == nil {
+			batch[i].item.Version = r.Version // for the sinks
 			rec.Visited(batch[i].w.job.name, string(r.Change))
 		}
 	}

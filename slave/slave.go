@@ -39,6 +39,8 @@ type Slave struct {
 	// fetchTime is how long the pages' fetches took lately (smoothed): it
 	// spaces the marks' groups.
 	fetchTime ewma
+	// keepExchanges is true when a sink archives what went over the wire.
+	keepExchanges bool
 
 	side sync.WaitGroup // tasks being fetched or settled without a fetch
 	// fetches counts the tasks handed to the downloader whose Fetch has not
@@ -75,15 +77,16 @@ func New(opts Options, deps Deps) (*Slave, error) {
 		return nil, fmt.Errorf("slave: %w", err)
 	}
 	s := &Slave{
-		opts:     opts,
-		deps:     deps,
-		log:      log,
-		info:     nodeInfo(opts),
-		registry: registry,
-		dl:       dl,
-		jobs:     newJobSet(deps.Redis, deps.Keys, opts.ID, dl, deps.Metrics.Node(metrics.RoleSlave, opts.ID).NearDup(), log),
-		held:     newHeldTasks(),
-		freed:    make(chan struct{}, 1),
+		opts:          opts,
+		deps:          deps,
+		log:           log,
+		info:          nodeInfo(opts),
+		registry:      registry,
+		dl:            dl,
+		keepExchanges: deps.Sinks != nil && deps.Sinks.KeepsExchanges(),
+		jobs:          newJobSet(deps.Redis, deps.Keys, opts.ID, dl, deps.Metrics.Node(metrics.RoleSlave, opts.ID).NearDup(), log),
+		held:          newHeldTasks(),
+		freed:         make(chan struct{}, 1),
 	}
 	s.info.Render = renderOffer(deps.Renderer, log)
 	s.jobs.onRender = s.jobRenders
@@ -218,9 +221,14 @@ func (s *Slave) capacity() int { return 4 * s.opts.Concurrency }
 // being fetched or due soon, plus up to MaxParked that wait long (a paused
 // host's, a slow host's beyond its cap, a Retry-After's), so that tasks of
 // one slow or paused host never fill the room of the others.
+//
+// Items waiting in the committer past a batch's worth count too: a sink
+// or store that does not take them holds them, and the slave then takes
+// no more than it can hold instead of fetching on.
 func (s *Slave) room() int {
 	parked := min(s.dl.Parked(), s.opts.MaxParked, s.pending())
-	return s.capacity() - (s.pending() - parked)
+	backlog := max(0, s.commits.held()-commitBatch)
+	return s.capacity() - (s.pending() - parked) - backlog
 }
 
 // refill is the room the slave waits for before it takes tasks again: a
@@ -322,7 +330,7 @@ func (s *Slave) start(drainCtx context.Context, w *work) {
 		return
 	}
 	req := &downloader.Request{Abandon: w.job.stopped, URL: task.URL, Job: w.job.dl,
-		Validators: w.validators(), Started: func() { s.marks.started(w) },
+		Validators: w.validators(), Started: func() { s.marks.started(w) }, KeepExchange: s.keepExchanges,
 		Kind: task.ItemKind(), AllowNonHTML: w.job.jsonKind(task.ItemKind())}
 	s.side.Add(1)
 	s.fetches.Add(1)

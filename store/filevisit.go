@@ -120,7 +120,7 @@ func (s *File) SaveVisits(ctx context.Context, now time.Time, visits []Visit) []
 		}
 		it, change, w := plan(prev, visit, now)
 		v.mu.Unlock()
-		res[i].Change = change
+		res[i].Change, res[i].Version = change, versionAfter(it, prev)
 		if w == writeTouch {
 			s.remember(it, prev)
 			continue

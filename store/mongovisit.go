@@ -60,6 +60,7 @@ func (m *Mongo) SaveVisits(ctx context.Context, now time.Time, visits []Visit) [
 	for i, v := range visits {
 		var w write
 		items[i], res[i].Change, w = plan(v.Prev, v, now)
+		res[i].Version = versionAfter(items[i], v.Prev)
 		switch w {
 		case writeInsert:
 			inserts = append(inserts, i)

@@ -69,7 +69,21 @@ type Visit struct {
 // again).
 type VisitResult struct {
 	Change Change
-	Err    error
+	// Version is the page's version once the visit is recorded (1 for a
+	// new page, bumped by a change, kept by an unchanged page or a 304;
+	// 0 when the store did not know it).
+	Version int64
+	Err     error
+}
+
+// versionAfter is the page's version once a visit planned as it is
+// recorded: the item's, or the stored one when the visit writes none (a
+// touch).
+func versionAfter(it Item, prev *Stored) int64 {
+	if it.Version == 0 && prev != nil {
+		return prev.Version
+	}
+	return it.Version
 }
 
 // ContentHash is the hash that decides whether a page changed: SHA-256 of

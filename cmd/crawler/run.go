@@ -22,6 +22,7 @@ import (
 	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/master"
 	"github.com/crawler-dev/crawler/metrics"
+	"github.com/crawler-dev/crawler/sink"
 	"github.com/crawler-dev/crawler/slave"
 	"github.com/crawler-dev/crawler/store"
 )
@@ -39,6 +40,7 @@ type runConfig struct {
 	prefix      string
 	quiet       bool
 	metrics     metricsFlag
+	sinks       sinkFlags
 	// failures, set by crawlHere, tallies this run's failures when they
 	// go to a file (runStore fills it).
 	failures **runFailures
@@ -68,10 +70,11 @@ func (c *runConfig) register(cmd *cobra.Command, defaultOutput string, slaves, c
 	f.StringVar(&c.prefix, "prefix", cluster.DefaultPrefix, "prefix of every Redis key")
 	f.BoolVarP(&c.quiet, "quiet", "q", false, "show no progress, only the final summary")
 	c.metrics.register(cmd)
+	c.sinks.register(cmd)
 }
 
 func (c *runConfig) validate() error {
-	if err := c.metrics.validate(); err != nil {
+	if err := errors.Join(c.metrics.validate(), c.sinks.validate()); err != nil {
 		return err
 	}
 	switch {
@@ -272,6 +275,11 @@ func runAllInOne(ctx context.Context, a *app, cfg runConfig, spec *jobspec.Job, 
 		return nil, "", err
 	}
 	defer closeStore()
+	sinks, err := cfg.sinks.open(ctx, reg, a.logger)
+	if err != nil {
+		return nil, "", err
+	}
+	defer closeSinks(sinks, a.logger)
 	serveMetrics, err := cfg.metrics.serve(ctx, reg, a.logger)
 	if err != nil {
 		return nil, "", err
@@ -279,7 +287,7 @@ func runAllInOne(ctx context.Context, a *app, cfg runConfig, spec *jobspec.Job, 
 	defer runAside(ctx, serveMetrics)()
 
 	keys := cluster.Keys{Prefix: cfg.prefix}
-	stopCluster, err := startCluster(ctx, a, cfg, backend, keys, st, reg)
+	stopCluster, err := startCluster(ctx, a, cfg, backend, keys, st, sinks, reg)
 	if err != nil {
 		return nil, "", err
 	}
@@ -415,7 +423,8 @@ func runStore(ctx context.Context, a *app, cfg runConfig, spec *jobspec.Job) (it
 // startCluster runs a master and cfg.slaves slaves as goroutines; the
 // returned function stops them (the slaves drain) and waits; calling it
 // again does nothing.
-func startCluster(ctx context.Context, a *app, cfg runConfig, backend runBackend, keys cluster.Keys, st itemStore, reg *metrics.Registry) (func(), error) {
+func startCluster(ctx context.Context, a *app, cfg runConfig, backend runBackend, keys cluster.Keys, st itemStore,
+	sinks *sink.Fanout, reg *metrics.Registry) (func(), error) {
 	log, rdb := a.logger, backend.rdb
 	mopts := master.DefaultOptions()
 	mopts.Tick = 250 * time.Millisecond
@@ -426,7 +435,7 @@ func startCluster(ctx context.Context, a *app, cfg runConfig, backend runBackend
 	if err != nil {
 		return nil, err
 	}
-	m, err := master.New(mopts, master.Deps{Redis: rdb, Keys: keys, Failures: st, Metrics: reg, Renderer: rr, Logger: log})
+	m, err := master.New(mopts, master.Deps{Redis: rdb, Keys: keys, Failures: masterFailures(st, sinks), Metrics: reg, Renderer: rr, Logger: log})
 	if err != nil {
 		return nil, err
 	}
@@ -434,7 +443,7 @@ func startCluster(ctx context.Context, a *app, cfg runConfig, backend runBackend
 	for i := 0; i < cfg.slaves; i++ {
 		sopts := slave.DefaultOptions()
 		sopts.ID, sopts.Concurrency, sopts.Poll = i, cfg.concurrency, 50*time.Millisecond
-		s, err := slave.New(sopts, slave.Deps{Redis: rdb, Keys: keys, Store: st, Metrics: reg, Renderer: rr, Logger: log})
+		s, err := slave.New(sopts, slave.Deps{Redis: rdb, Keys: keys, Store: st, Sinks: slaveSinks(sinks), Metrics: reg, Renderer: rr, Logger: log})
 		if err != nil {
 			return nil, err
 		}

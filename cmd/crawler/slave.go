@@ -17,6 +17,7 @@ func newSlaveCmd(a *app) *cobra.Command {
 	var (
 		cf     clusterFlags
 		mf     metricsFlag
+		sf     sinkFlags
 		mongo  string
 		output string
 		opts   = slave.DefaultOptions()
@@ -26,14 +27,15 @@ func newSlaveCmd(a *app) *cobra.Command {
 		Short: "Fetch the detail pages routed to this slave's ID and store items",
 		Example: `  crawler slave --id 0 --redis redis://10.0.0.1:6379/0 --mongo mongodb://10.0.0.2:27017/crawler
   crawler slave --id 1 --concurrency 64 --redis ... --mongo ...     # a bigger host gets a bigger share
-  crawler slave --id 2 --output items-2.jsonl --redis ...           # items to a file instead of MongoDB`,
+  crawler slave --id 2 --output items-2.jsonl --redis ...           # items to a file instead of MongoDB
+  crawler slave --id 3 --redis ... --mongo ... --sink postgres://crawler@10.0.0.3/crawl   # and to PostgreSQL`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// Set from a flag, CRAWLER_ID or the config file, it is Changed.
 			if !cmd.Flags().Changed("id") {
 				return errors.New("--id: required (0 <= id < --max-slaves)")
 			}
-			if err := errors.Join(cf.validate(), mf.validate()); err != nil {
+			if err := errors.Join(cf.validate(), mf.validate(), sf.validate()); err != nil {
 				return err
 			}
 			opts.MaxSlaves = cf.maxSlaves
@@ -45,11 +47,12 @@ func newSlaveCmd(a *app) *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			return runSlave(ctx, a, cf, mf, mongo, output, opts)
+			return runSlave(ctx, a, cf, mf, sf, mongo, output, opts)
 		},
 	}
 	cf.register(cmd)
 	mf.register(cmd)
+	sf.register(cmd)
 	a.render.register(cmd)
 	f, fl := cmd.Flags(), cf.fields
 	f.StringVar(&mongo, "mongo", defaultMongo, "MongoDB URI; the path names the database")
@@ -62,7 +65,7 @@ func newSlaveCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-func runSlave(ctx context.Context, a *app, cf clusterFlags, mf metricsFlag, mongoURI, output string, opts slave.Options) error {
+func runSlave(ctx context.Context, a *app, cf clusterFlags, mf metricsFlag, sf sinkFlags, mongoURI, output string, opts slave.Options) error {
 	p, err := openProcess(ctx, cf, mongoURI, output)
 	if err != nil {
 		return err
@@ -73,12 +76,17 @@ func runSlave(ctx context.Context, a *app, cf clusterFlags, mf metricsFlag, mong
 		return err
 	}
 	instrument(p.rdb, reg, metrics.RoleSlave, opts.ID)
+	sinks, err := sf.open(ctx, reg, a.logger)
+	if err != nil {
+		return err
+	}
+	defer closeSinks(sinks, a.logger)
 	rr, err := a.render.get(a.logger, reg)
 	if err != nil {
 		return err
 	}
 	defer a.render.close()
-	s, err := slave.New(opts, slave.Deps{Redis: p.rdb, Keys: cf.keys(), Store: p.store, Metrics: reg, Renderer: rr, Logger: a.logger})
+	s, err := slave.New(opts, slave.Deps{Redis: p.rdb, Keys: cf.keys(), Store: p.store, Sinks: slaveSinks(sinks), Metrics: reg, Renderer: rr, Logger: a.logger})
 	if err != nil {
 		return cf.fields.name(err)
 	}

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -53,6 +55,7 @@ func printRunSummary(w io.Writer, cfg runConfig, st *client.Status, reg *metrics
 		}
 		fmt.Fprintln(w)
 	}
+	printSinks(w, stats)
 }
 
 // requestStats are what the process's metrics say about its requests.
@@ -60,10 +63,13 @@ type requestStats struct {
 	requests, bytes float64
 	byStatus        map[string]float64
 	failures        map[string]float64
+	// sinks counts each sink's records by result (accepted, retried,
+	// refused), by sink.
+	sinks map[string]map[string]float64
 }
 
 func gatherStats(reg *metrics.Registry) requestStats {
-	s := requestStats{byStatus: map[string]float64{}, failures: map[string]float64{}}
+	s := requestStats{byStatus: map[string]float64{}, failures: map[string]float64{}, sinks: map[string]map[string]float64{}}
 	if reg == nil {
 		return s
 	}
@@ -82,10 +88,29 @@ func gatherStats(reg *metrics.Registry) requestStats {
 				s.bytes += v
 			case "crawler_failures_total":
 				s.failures[label(m.GetLabel(), "kind")] += v
+			case "crawler_sink_records_total":
+				s.addSink(label(m.GetLabel(), "sink"), label(m.GetLabel(), "result"), v)
 			}
 		}
 	}
 	return s
+}
+
+func (s requestStats) addSink(name, result string, v float64) {
+	if s.sinks[name] == nil {
+		s.sinks[name] = map[string]float64{}
+	}
+	s.sinks[name][result] += v
+}
+
+// printSinks writes what each sink did: "sink postgres://…: accepted 120,
+// retried 3, refused 0".
+func printSinks(w io.Writer, s requestStats) {
+	for _, n := range slices.Sorted(maps.Keys(s.sinks)) {
+		c := s.sinks[n]
+		fmt.Fprintf(w, "sink %s: accepted %.0f, retried %.0f, refused %.0f\n",
+			n, c[metrics.SinkAccepted], c[metrics.SinkRetried], c[metrics.SinkRefused])
+	}
 }
 
 func label(pairs []*dto.LabelPair, name string) string {
