@@ -92,20 +92,31 @@ func (a *API) listJobs(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, jobs)
 }
 
+// jobCall answers a call on the path's job: it checks the name, bounds
+// the call by Options.Timeout and answers its reply with 200, or its error.
+type jobCall func(ctx context.Context, r *http.Request, job string) (any, error)
+
+// onJob serves call as a handler.
+func (a *API) onJob(call jobCall) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		job, ok := jobName(w, r)
+		if !ok {
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), a.opts.Timeout)
+		defer cancel()
+		reply, err := call(ctx, r, job)
+		if err != nil {
+			a.fail(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, reply)
+	}
+}
+
 // jobStatus answers a job's status, as `client status --json` prints it.
-func (a *API) jobStatus(w http.ResponseWriter, r *http.Request) {
-	job, ok := jobName(w, r)
-	if !ok {
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), a.opts.Timeout)
-	defer cancel()
-	st, err := a.deps.Client.Status(ctx, job)
-	if err != nil {
-		a.fail(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, st)
+func (a *API) jobStatus(ctx context.Context, _ *http.Request, job string) (any, error) {
+	return a.deps.Client.Status(ctx, job)
 }
 
 // cancelled is the reply to a cancel: Finished when no master had taken
@@ -115,19 +126,10 @@ type cancelled struct {
 	Finished bool   `json:"finished"`
 }
 
-func (a *API) cancelJob(w http.ResponseWriter, r *http.Request) {
-	job, ok := jobName(w, r)
-	if !ok {
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), a.opts.Timeout)
-	defer cancel()
+// cancelJob cancels a job, as `client cancel` does.
+func (a *API) cancelJob(ctx context.Context, _ *http.Request, job string) (any, error) {
 	finished, err := a.deps.Client.Cancel(ctx, job)
-	if err != nil {
-		a.fail(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, cancelled{Name: job, Finished: finished})
+	return cancelled{Name: job, Finished: finished}, err
 }
 
 // retried is the reply to retry-failed.
@@ -137,24 +139,18 @@ type retried struct {
 	NotRetried map[string]int `json:"not_retried"`
 }
 
-func (a *API) retryFailed(w http.ResponseWriter, r *http.Request) {
-	job, ok := jobName(w, r)
-	if !ok || !a.haveItems(w) {
-		return
+// retryFailed re-enqueues the job's failed detail pages, as `client
+// retry-failed` does.
+func (a *API) retryFailed(ctx context.Context, _ *http.Request, job string) (any, error) {
+	if a.deps.Items == nil {
+		return nil, errNoItems
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), a.opts.Timeout)
-	defer cancel()
 	failures, err := a.deps.Items.Failures(ctx, job)
 	if err != nil {
-		a.fail(w, err)
-		return
+		return nil, err
 	}
 	n, err := a.deps.Client.RetryFailed(ctx, job, failures)
-	if err != nil {
-		a.fail(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, retried{Name: job, Retried: n, NotRetried: client.NotRetried(job, failures)})
+	return retried{Name: job, Retried: n, NotRetried: client.NotRetried(job, failures)}, err
 }
 
 // reset is the reply to a reset.
@@ -163,25 +159,17 @@ type reset struct {
 	KeysRemoved int    `json:"keys_removed"`
 }
 
+// errUnconfirmed is a reset without ?confirm=NAME.
+var errUnconfirmed = errors.New("a reset forgets the job and its dupefilter: confirm with ?confirm=NAME")
+
 // resetJob forgets a job that is not running, as `client reset` does; the
 // caller confirms by naming the job again in ?confirm=.
-func (a *API) resetJob(w http.ResponseWriter, r *http.Request) {
-	job, ok := jobName(w, r)
-	if !ok {
-		return
-	}
+func (a *API) resetJob(ctx context.Context, r *http.Request, job string) (any, error) {
 	if r.URL.Query().Get("confirm") != job {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("a reset forgets job %s and its dupefilter: confirm with ?confirm=%s", job, job))
-		return
+		return nil, fmt.Errorf("job %s: %w", job, errUnconfirmed)
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), a.opts.Timeout)
-	defer cancel()
 	n, err := a.deps.Client.Reset(ctx, job)
-	if err != nil {
-		a.fail(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, reset{Name: job, KeysRemoved: n})
+	return reset{Name: job, KeysRemoved: n}, err
 }
 
 // formats are the item formats by their ?format= name, with their type.
@@ -198,7 +186,11 @@ var formats = map[string]struct {
 // writes them.
 func (a *API) jobItems(w http.ResponseWriter, r *http.Request) {
 	job, ok := jobName(w, r)
-	if !ok || !a.haveItems(w) {
+	if !ok {
+		return
+	}
+	if a.deps.Items == nil {
+		a.fail(w, errNoItems)
 		return
 	}
 	name := r.URL.Query().Get("format")
@@ -241,20 +233,19 @@ func (a *API) knownJob(w http.ResponseWriter, r *http.Request, job string) bool 
 	return true
 }
 
-// haveItems answers 501 when the cluster keeps no store the API can read.
-func (a *API) haveItems(w http.ResponseWriter) bool {
-	if a.deps.Items == nil {
-		writeError(w, http.StatusNotImplemented, "this master writes JSON Lines files (--output), not MongoDB: "+
-			"the items and failures are in the slaves' files (crawler client results --from)")
-		return false
-	}
-	return true
-}
+// errNoItems is a call on the items or failures of a cluster that keeps
+// them in files.
+var errNoItems = errors.New("this master writes JSON Lines files (--output), not MongoDB: " +
+	"the items and failures are in the slaves' files (crawler client results --from)")
 
-// fail answers an error of the cluster: 404 for an unknown job, 409 for
-// one in the wrong state, 503 for a Redis or MongoDB that failed (logged).
+// fail answers an error: 400 for an unconfirmed reset, 501 without
+// MongoDB, 404 for an unknown job, 409 for one in the wrong state, 503 for a Redis or MongoDB that failed (logged).
 func (a *API) fail(w http.ResponseWriter, err error) {
 	switch {
+	case errors.Is(err, errUnconfirmed):
+		writeError(w, http.StatusBadRequest, err.Error())
+	case errors.Is(err, errNoItems):
+		writeError(w, http.StatusNotImplemented, err.Error())
 	case errors.Is(err, client.ErrJobNotFound):
 		writeError(w, http.StatusNotFound, err.Error())
 	case errors.Is(err, client.ErrJobFinished), errors.Is(err, client.ErrJobBusy), errors.Is(err, client.ErrJobActive):

@@ -33,9 +33,9 @@ func (a *API) table() []route {
 	return []route{
 		{"/api/v1/openapi.json", map[string]endpoint{http.MethodGet: read(serveOpenAPI)}},
 		{"/api/v1/jobs", map[string]endpoint{http.MethodGet: read(a.listJobs), http.MethodPost: write(a.submitJob)}},
-		{"/api/v1/jobs/{name}", map[string]endpoint{http.MethodGet: read(a.jobStatus), http.MethodDelete: write(a.resetJob)}},
-		{"/api/v1/jobs/{name}/cancel", map[string]endpoint{http.MethodPost: write(a.cancelJob)}},
-		{"/api/v1/jobs/{name}/retry-failed", map[string]endpoint{http.MethodPost: write(a.retryFailed)}},
+		{"/api/v1/jobs/{name}", map[string]endpoint{http.MethodGet: read(a.onJob(a.jobStatus)), http.MethodDelete: write(a.onJob(a.resetJob))}},
+		{"/api/v1/jobs/{name}/cancel", map[string]endpoint{http.MethodPost: write(a.onJob(a.cancelJob))}},
+		{"/api/v1/jobs/{name}/retry-failed", map[string]endpoint{http.MethodPost: write(a.onJob(a.retryFailed))}},
 		{"/api/v1/jobs/{name}/items", map[string]endpoint{http.MethodGet: read(a.jobItems)}},
 	}
 }
