@@ -142,6 +142,7 @@ func TestAPI_drivesCluster(t *testing.T) {
 		t.Errorf("GET jobs: %+v, %v", jobs, err)
 	}
 	t.Run("items", func(t *testing.T) { checkAPIItems(t, c, "apijob", st.Counters.Stored) })
+	t.Run("submit again", func(t *testing.T) { checkAPIResubmit(t, c, job) })
 	t.Run("retry-failed", func(t *testing.T) { checkAPIRetry(t, c, "apijob") })
 	t.Run("cancel and reset", func(t *testing.T) { checkAPICancelReset(t, c) })
 	t.Run("auth", func(t *testing.T) { checkAPIAuth(t, c) })
@@ -174,6 +175,18 @@ func checkAPIItems(t *testing.T, c *apiCluster, job string, stored int64) {
 	}
 	c.want(t, 400, "GET", "jobs/"+job+"/items?format=xml", apiRead, "")
 	c.want(t, 404, "GET", "jobs/nosuch/items", apiRead, "")
+}
+
+// checkAPIResubmit submits a finished job again: refused within its
+// dedup window, saying how to go on, and taken with ?force=true.
+func checkAPIResubmit(t *testing.T, c *apiCluster, job string) {
+	if got := c.want(t, 409, "POST", "jobs", apiWrite, job); !strings.Contains(got, "dupefilter") || !strings.Contains(got, "?force=true") {
+		t.Errorf("a finished job submitted again: %s", got)
+	}
+	c.want(t, 201, "POST", "jobs?force=true", apiWrite, job)
+	if st := c.waitFinished(t, "apijob"); st.Counters.Stored != 0 || st.Counters.Duplicates == 0 {
+		t.Errorf("the forced run fetched again: %+v", st.Counters)
+	}
 }
 
 // checkAPIRetry retries the job's failed detail pages (its 404s).
