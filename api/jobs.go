@@ -207,16 +207,23 @@ func (a *API) jobItems(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", f.contentType)
 	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Trailer", ItemsTrailer)
 	sw := &startedWriter{ResponseWriter: w}
 	n, err := a.deps.Items.ExportItemsAs(r.Context(), job, sw, f.format)
 	switch {
 	case err != nil && !sw.started:
 		a.fail(w, err)
 	case err != nil:
-		// The status is sent: the client sees a cut stream.
+		// The status is sent: the client sees a cut stream, and no trailer.
 		a.log.Warn("items stream cut", zap.String("job", job), zap.Int("items", n), zap.Error(err))
+	default:
+		w.Header().Set(ItemsTrailer, strconv.Itoa(n))
 	}
 }
+
+// ItemsTrailer is the HTTP trailer that ends a complete items stream with
+// how many items it held; a stream cut short has none.
+const ItemsTrailer = "X-Crawler-Items"
 
 // knownJob answers 404 for a job neither the store nor Redis knows.
 func (a *API) knownJob(w http.ResponseWriter, r *http.Request, job string) bool {
