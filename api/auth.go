@@ -20,7 +20,7 @@ func (a *API) authorize(w http.ResponseWriter, r *http.Request, write bool) bool
 		writeError(w, http.StatusBadRequest, "a token in the query string ("+name+") is refused: send it as the header Authorization: Bearer TOKEN")
 		return false
 	}
-	addr := clientAddr(r)
+	addr := limitKey(clientAddr(r))
 	if wait := a.limiter.blocked(addr); wait > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
 		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("too many failed authentications from %s; try again in %s", addr, wait.Round(time.Second)))
@@ -85,6 +85,17 @@ func bearer(r *http.Request) (string, bool) {
 	}
 	tok = strings.TrimSpace(tok)
 	return tok, tok != ""
+}
+
+// limitKey is what failures are counted by: the IPv4 address, or the
+// /64 network of an IPv6 one (a host usually holds a whole /64, and
+// could otherwise try from a fresh address each time).
+func limitKey(addr string) string {
+	ip := net.ParseIP(addr)
+	if ip == nil || ip.To4() != nil {
+		return addr
+	}
+	return (&net.IPNet{IP: ip.Mask(net.CIDRMask(64, 128)), Mask: net.CIDRMask(64, 128)}).String()
 }
 
 // clientAddr is the IP address the request came from.

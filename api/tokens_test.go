@@ -123,3 +123,18 @@ func TestFailureLimiter(t *testing.T) {
 		t.Errorf("the limiter holds %d addresses, its bound is 2", len(l.addrs))
 	}
 }
+
+func TestLimitKey(t *testing.T) {
+	for addr, want := range map[string]string{
+		"127.0.0.1":            "127.0.0.1",
+		"2001:db8:1:2:3:4:5:6": "2001:db8:1:2::/64",
+		"2001:db8:1:2:ffff::1": "2001:db8:1:2::/64",
+		"::1":                  "::/64",
+		"not an address":       "not an address",
+		"::ffff:192.0.2.1":     "::ffff:192.0.2.1",
+	} {
+		if got := limitKey(addr); got != want {
+			t.Errorf("limitKey(%q) = %q, want %q", addr, got, want)
+		}
+	}
+}
