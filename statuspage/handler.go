@@ -51,6 +51,9 @@ func (h *handler) routes() http.Handler {
 	mux.HandleFunc("GET /api/history", h.serveHistory)
 	mux.HandleFunc("GET /api/jobs/{name}", h.serveJob)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", staticHandler()))
+	if h.opts.API != nil {
+		mux.Handle("/api/v1/", h.opts.API)
+	}
 	return secure(mux)
 }
 

@@ -42,6 +42,9 @@ type Options struct {
 	// may give (the names operators reach the page by). Any other is
 	// refused with 421: DNS rebinding.
 	AllowedHosts []string
+	// API, when set, serves every path under /api/v1/ beside the page:
+	// the master's HTTP API (package api), behind the same host check.
+	API http.Handler
 	// Logger receives the server's own failures; nil means none.
 	Logger *zap.Logger
 }

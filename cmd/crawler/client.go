@@ -61,6 +61,7 @@ func readJobFile(path string) (*jobspec.Job, error) {
 func newSubmitCmd() *cobra.Command {
 	var (
 		cf      clusterFlags
+		af      apiFlags
 		jobFile string
 		force   bool
 	)
@@ -72,6 +73,9 @@ func newSubmitCmd() *cobra.Command {
   crawler client submit --job news.yaml --force   # again within its dedup window: only new pages are fetched`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if done, err := af.overAPI(cmd, func(ac *apiCaller) error { return submitOverAPI(cmd, ac, jobFile, force) }); done {
+				return err
+			}
 			spec, err := readJobFile(jobFile)
 			if err != nil {
 				return err
@@ -93,6 +97,7 @@ func newSubmitCmd() *cobra.Command {
 		},
 	}
 	cf.register(cmd)
+	af.register(cmd)
 	cmd.Flags().StringVar(&jobFile, "job", "", "job file (YAML)")
 	cmd.Flags().BoolVar(&force, "force", false, "submit even when a job of this name finished within its dedup window (its pages are duplicates until the window passes)")
 	return cmd
@@ -101,6 +106,7 @@ func newSubmitCmd() *cobra.Command {
 func newStatusCmd() *cobra.Command {
 	var (
 		cf      clusterFlags
+		af      apiFlags
 		job     string
 		asJSON  bool
 		wait    bool
@@ -116,6 +122,11 @@ func newStatusCmd() *cobra.Command {
   crawler client status --job news --watch                      # live: progress, rate, ETA, slaves`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if done, err := af.overAPI(cmd, func(ac *apiCaller) error {
+				return statusOverAPI(cmd, ac, job, asJSON, wait || watch)
+			}); done {
+				return err
+			}
 			cl, closeRedis, err := cf.openForJob(cmd.Context(), job)
 			if err != nil {
 				return err
@@ -158,6 +169,7 @@ func newStatusCmd() *cobra.Command {
 		},
 	}
 	cf.register(cmd)
+	af.register(cmd)
 	f := cmd.Flags()
 	f.StringVar(&job, "job", "", "job name")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
@@ -252,6 +264,7 @@ func stateText(st *client.Status) string {
 func newResultsCmd() *cobra.Command {
 	var (
 		mongo string
+		af    apiFlags
 		job   string
 		out   string
 		from  []string
@@ -279,6 +292,9 @@ func newResultsCmd() *cobra.Command {
 			if len(from) > 0 {
 				return exportFromFiles(cmd, from, job, out, format)
 			}
+			if done, err := af.overAPI(cmd, func(ac *apiCaller) error { return resultsOverAPI(cmd, ac, job, out, format) }); done {
+				return err
+			}
 			m, err := openMongo(cmd.Context(), mongo)
 			if err != nil {
 				return err
@@ -289,6 +305,7 @@ func newResultsCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&mongo, "mongo", defaultMongo, "MongoDB URI; the path names the database")
+	af.register(cmd)
 	f.StringArrayVar(&from, "from", nil, "read the items from these JSON Lines files instead of MongoDB: a cluster's per-slave --output files, merged, each item once (repeatable; a quoted glob such as 'items-*.jsonl' is expanded)")
 	f.StringVar(&job, "job", "", "job name")
 	f.StringVarP(&out, "output", "o", "", "write to this file (.jsonl, .json or .csv) instead of stdout (-)")
@@ -376,6 +393,13 @@ var notRetriedWhy = map[string]string{
 	store.KindOffsite:           "redirected off the allowed domains: skipped on purpose",
 }
 
+// printRetried writes how many failed pages retry-failed re-enqueued and
+// how many it left alone.
+func printRetried(cmd *cobra.Command, job string, n int, notRetried map[string]int) {
+	fmt.Fprintf(cmd.OutOrStdout(), "%d failed pages of job %s re-enqueued\n", n, job)
+	printNotRetried(cmd.OutOrStdout(), notRetried)
+}
+
 // printNotRetried writes how many failures retry-failed left alone, by
 // kind, and why.
 func printNotRetried(w io.Writer, counts map[string]int) {
@@ -403,6 +427,7 @@ func printNotRetried(w io.Writer, counts map[string]int) {
 func newRetryFailedCmd() *cobra.Command {
 	var (
 		cf    clusterFlags
+		af    apiFlags
 		mongo string
 		job   string
 	)
@@ -413,6 +438,9 @@ func newRetryFailedCmd() *cobra.Command {
   crawler client retry-failed --job news && crawler client status --job news --wait`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if done, err := af.overAPI(cmd, func(ac *apiCaller) error { return retryOverAPI(cmd, ac, job) }); done {
+				return err
+			}
 			cl, closeRedis, err := cf.openForJob(cmd.Context(), job)
 			if err != nil {
 				return err
@@ -431,12 +459,12 @@ func newRetryFailedCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%d failed pages of job %s re-enqueued\n", n, job)
-			printNotRetried(cmd.OutOrStdout(), client.NotRetried(job, failures))
+			printRetried(cmd, job, n, client.NotRetried(job, failures))
 			return nil
 		},
 	}
 	cf.register(cmd)
+	af.register(cmd)
 	cmd.Flags().StringVar(&mongo, "mongo", defaultMongo, "MongoDB URI; the path names the database")
 	cmd.Flags().StringVar(&job, "job", "", "job name")
 	return cmd

@@ -41,6 +41,7 @@ func checkPreviousRun(cmd *cobra.Command, cl *client.Client, cf clusterFlags, sp
 func newJobsCmd() *cobra.Command {
 	var (
 		cf     clusterFlags
+		af     apiFlags
 		asJSON bool
 	)
 	cmd := &cobra.Command{
@@ -49,6 +50,9 @@ func newJobsCmd() *cobra.Command {
 		Example: `  crawler client jobs --redis redis://10.0.0.1:6379/0`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if done, err := af.overAPI(cmd, func(ac *apiCaller) error { return jobsOverAPI(cmd, ac, asJSON) }); done {
+				return err
+			}
 			cl, closeRedis, err := cf.openClient(cmd.Context())
 			if err != nil {
 				return err
@@ -65,6 +69,7 @@ func newJobsCmd() *cobra.Command {
 		},
 	}
 	cf.register(cmd)
+	af.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per job")
 	return cmd
 }
@@ -95,6 +100,7 @@ func shortTime(rfc3339 string) string {
 func newCancelCmd() *cobra.Command {
 	var (
 		cf  clusterFlags
+		af  apiFlags
 		job string
 	)
 	cmd := &cobra.Command{
@@ -104,6 +110,9 @@ func newCancelCmd() *cobra.Command {
   crawler client cancel --job news && crawler client status --job news --wait`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if done, err := af.overAPI(cmd, func(ac *apiCaller) error { return cancelOverAPI(cmd, ac, job) }); done {
+				return err
+			}
 			cl, closeRedis, err := cf.openForJob(cmd.Context(), job)
 			if err != nil {
 				return err
@@ -113,23 +122,31 @@ func newCancelCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if finished {
-				fmt.Fprintf(cmd.OutOrStdout(), "job %s: cancelled (no master had taken it up); it can be reset or submitted again\n", job)
-				return nil
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "job %s: cancel requested; its master drops what is queued and finishes the job "+
-				"once the pages in flight are done (status --wait waits for it)\n", job)
+			printCancelled(cmd, job, finished)
 			return nil
 		},
 	}
 	cf.register(cmd)
+	af.register(cmd)
 	cmd.Flags().StringVar(&job, "job", "", "job name")
 	return cmd
+}
+
+// printCancelled says what a cancel did: finished the job at once, or
+// asked its master to.
+func printCancelled(cmd *cobra.Command, job string, finished bool) {
+	if finished {
+		fmt.Fprintf(cmd.OutOrStdout(), "job %s: cancelled (no master had taken it up); it can be reset or submitted again\n", job)
+		return
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "job %s: cancel requested; its master drops what is queued and finishes the job "+
+		"once the pages in flight are done (status --wait waits for it)\n", job)
 }
 
 func newResetCmd() *cobra.Command {
 	var (
 		cf  clusterFlags
+		af  apiFlags
 		job string
 		yes bool
 	)
@@ -150,6 +167,9 @@ dupefilter window began. The items and failures already in MongoDB are kept.`,
 			if !yes && !confirm(cmd, fmt.Sprintf("forget job %s and its dupefilter? [y/N] ", job)) {
 				return errors.New("not reset (confirm with y, or pass --yes)")
 			}
+			if done, err := af.overAPI(cmd, func(ac *apiCaller) error { return resetOverAPI(cmd, ac, job) }); done {
+				return err
+			}
 			cl, closeRedis, err := cf.openClient(cmd.Context())
 			if err != nil {
 				return err
@@ -159,14 +179,20 @@ dupefilter window began. The items and failures already in MongoDB are kept.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "job %s reset: %d keys removed\n", job, n)
+			printReset(cmd, job, n)
 			return nil
 		},
 	}
 	cf.register(cmd)
+	af.register(cmd)
 	cmd.Flags().StringVar(&job, "job", "", "job name")
 	cmd.Flags().BoolVar(&yes, "yes", false, "do not ask for confirmation")
 	return cmd
+}
+
+// printReset says what a reset removed.
+func printReset(cmd *cobra.Command, job string, keys int) {
+	fmt.Fprintf(cmd.OutOrStdout(), "job %s reset: %d keys removed\n", job, keys)
 }
 
 // confirm asks question on stderr and reads a yes from stdin.

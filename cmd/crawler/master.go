@@ -19,6 +19,8 @@ type masterConfig struct {
 	output string
 	http   string
 	hosts  []string // --http-host
+	// apiTokens is the API's token file (--api-tokens).
+	apiTokens string
 	// pageFields maps statuspage.Options fields to their flags (--http).
 	pageFields fieldFlags
 	mf         metricsFlag
@@ -58,6 +60,7 @@ func newMasterCmd(a *app) *cobra.Command {
 	f.StringVar(&c.output, "output", "", "write failures to this JSON Lines file instead of MongoDB")
 	f.StringVar(&c.http, c.pageFields.flag("Addr", "http"), "", "serve the status page and its JSON API on this address (e.g. 127.0.0.1:8090; a bare port means 127.0.0.1, 0.0.0.0:PORT every interface); empty: off")
 	f.StringArrayVar(&c.hosts, "http-host", nil, "a host name the status page answers to besides IP addresses, localhost and this machine's name (repeatable); any other Host is refused (DNS rebinding)")
+	f.StringVar(&c.apiTokens, "api-tokens", "", "the HTTP API's bearer tokens (served under /api/v1/ on --http): a file of lines `ROLE TOKEN`, ROLE read or write, TOKEN at least 16 characters or sha256:HEX; read again on SIGHUP. Without it the API is read-only and answers loopback callers only")
 	f.StringVar(&c.opts.ID, fl.flag("ID", "id"), c.opts.ID, "name of this master in job leases and logs")
 	f.IntVar(&c.opts.ListConcurrency, fl.flag("ListConcurrency", "list-concurrency"), c.opts.ListConcurrency, "most list pages fetched at once (each host's budget decides how many go to it)")
 	f.StringVar(&c.opts.AssignMode, fl.flag("AssignMode", "assign-mode"), c.opts.AssignMode, "second level of the assigner: rendezvous or paper (the same on every master)")
@@ -90,7 +93,11 @@ func runMaster(ctx context.Context, a *app, c masterConfig) error {
 	if err != nil {
 		return c.cf.fields.name(err)
 	}
-	page, err := statusPage(p.rdb, c.cf, c.http, c.hosts, c.pageFields, a.logger)
+	apiHandler, reloadTokens, err := masterAPI(p, c, a.logger)
+	if err != nil {
+		return err
+	}
+	page, err := statusPage(p.rdb, c.cf, c.http, c.hosts, c.pageFields, apiHandler, a.logger)
 	if err != nil {
 		return err
 	}
@@ -102,5 +109,5 @@ func runMaster(ctx context.Context, a *app, c masterConfig) error {
 	if err != nil {
 		return err
 	}
-	return runServices(ctx, m.Run, page, validate, serveMetrics)
+	return runServices(ctx, m.Run, page, validate, serveMetrics, reloadTokens)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -108,10 +109,12 @@ func instrument(rdb redis.UniversalClient, reg *metrics.Registry, role metrics.R
 	}
 }
 
-// statusPage serves the status page on addr as a service; nil when addr
+// statusPage serves the status page, and apiHandler under /api/v1/ when
+// not nil, on addr as a service; nil when addr
 // is empty.
 // fields maps statuspage.Options fields to their flags.
-func statusPage(rdb redis.UniversalClient, cf clusterFlags, addr string, hosts []string, fields fieldFlags, log *zap.Logger) (service, error) {
+func statusPage(rdb redis.UniversalClient, cf clusterFlags, addr string, hosts []string, fields fieldFlags,
+	apiHandler http.Handler, log *zap.Logger) (service, error) {
 	if addr == "" {
 		return nil, nil
 	}
@@ -122,7 +125,7 @@ func statusPage(rdb redis.UniversalClient, cf clusterFlags, addr string, hosts [
 		return nil, fmt.Errorf("--http: %w", err)
 	}
 	so := statuspage.DefaultOptions()
-	so.Addr, so.Logger, so.AllowedHosts = listenAddr(addr), log, hosts
+	so.Addr, so.Logger, so.AllowedHosts, so.API = listenAddr(addr), log, hosts, apiHandler
 	srv, err := statuspage.New(src, so)
 	if err != nil {
 		if named := fields.name(err); named != err {

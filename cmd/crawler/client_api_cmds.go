@@ -1,0 +1,129 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crawler-dev/crawler/client"
+	"github.com/crawler-dev/crawler/store"
+)
+
+// overAPI runs do when the command was given --api; done reports whether
+// it did (or the flags were wrong), and err is then the command's result.
+func (f *apiFlags) overAPI(cmd *cobra.Command, do func(*apiCaller) error) (done bool, err error) {
+	ac, err := f.caller(cmd)
+	if err != nil {
+		return true, err
+	}
+	if ac == nil {
+		return false, nil
+	}
+	return true, do(ac)
+}
+
+// submitOverAPI validates the job file here, as submit does, and posts it.
+func submitOverAPI(cmd *cobra.Command, ac *apiCaller, jobFile string, force bool) error {
+	if _, err := readJobFile(jobFile); err != nil {
+		return err
+	}
+	body, err := os.ReadFile(jobFile)
+	if err != nil {
+		return fmt.Errorf("--job: %w", err)
+	}
+	path := "jobs"
+	if force {
+		path += "?force=true"
+	}
+	var reply struct {
+		Name string `json:"name"`
+	}
+	if err := ac.call(cmd.Context(), http.MethodPost, path, body, &reply); err != nil {
+		return err
+	}
+	fmt.Fprintln(cmd.OutOrStdout(), reply.Name)
+	return nil
+}
+
+// errFollowOverAPI is status --wait or --watch with --api.
+var errFollowOverAPI = errors.New("--api: status --wait and --watch read Redis; over the API, call status without them")
+
+func statusOverAPI(cmd *cobra.Command, ac *apiCaller, job string, asJSON, follow bool) error {
+	switch {
+	case job == "":
+		return errNoJob
+	case follow:
+		return errFollowOverAPI
+	}
+	st, err := ac.status(cmd.Context(), job)
+	if err != nil {
+		return err
+	}
+	printStatus(cmd.OutOrStdout(), st, asJSON)
+	return nil
+}
+
+func jobsOverAPI(cmd *cobra.Command, ac *apiCaller, asJSON bool) error {
+	var jobs []*client.Status
+	if err := ac.call(cmd.Context(), http.MethodGet, "jobs", nil, &jobs); err != nil {
+		return err
+	}
+	if asJSON {
+		return printJSONLines(cmd.OutOrStdout(), jobs)
+	}
+	return printJobs(cmd.OutOrStdout(), jobs)
+}
+
+func cancelOverAPI(cmd *cobra.Command, ac *apiCaller, job string) error {
+	if job == "" {
+		return errNoJob
+	}
+	var reply struct {
+		Finished bool `json:"finished"`
+	}
+	if err := ac.call(cmd.Context(), http.MethodPost, "jobs/"+url.PathEscape(job)+"/cancel", nil, &reply); err != nil {
+		return err
+	}
+	printCancelled(cmd, job, reply.Finished)
+	return nil
+}
+
+func resetOverAPI(cmd *cobra.Command, ac *apiCaller, job string) error {
+	var reply struct {
+		KeysRemoved int `json:"keys_removed"`
+	}
+	path := "jobs/" + url.PathEscape(job) + "?confirm=" + url.QueryEscape(job)
+	if err := ac.call(cmd.Context(), http.MethodDelete, path, nil, &reply); err != nil {
+		return err
+	}
+	printReset(cmd, job, reply.KeysRemoved)
+	return nil
+}
+
+func retryOverAPI(cmd *cobra.Command, ac *apiCaller, job string) error {
+	if job == "" {
+		return errNoJob
+	}
+	var reply struct {
+		Retried    int            `json:"retried"`
+		NotRetried map[string]int `json:"not_retried"`
+	}
+	if err := ac.call(cmd.Context(), http.MethodPost, "jobs/"+url.PathEscape(job)+"/retry-failed", nil, &reply); err != nil {
+		return err
+	}
+	printRetried(cmd, job, reply.Retried, reply.NotRetried)
+	return nil
+}
+
+// resultsOverAPI writes the job's items, read from the API, as results
+// writes them from MongoDB.
+func resultsOverAPI(cmd *cobra.Command, ac *apiCaller, job, out string, format store.Format) error {
+	return writeExport(cmd, job, out, func(w io.Writer) (int, error) {
+		return ac.items(cmd.Context(), job, format.String(), w)
+	})
+}
