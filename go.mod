@@ -28,6 +28,8 @@ require (
 	golang.org/x/term v0.47.0
 )
 
+require github.com/rogpeppe/go-internal v1.16.0 // indirect
+
 require (
 	github.com/pierrec/lz4/v4 v4.1.33 // indirect
 	github.com/twmb/franz-go v1.22.3

@@ -9,6 +9,7 @@ import (
 
 	"github.com/crawler-dev/crawler/client"
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -41,8 +42,8 @@ func DefaultOptions() Options {
 // Validate names the first option out of range.
 func (o Options) Validate() error {
 	switch {
-	case o.MaxBody < 1<<10 || o.MaxBody > cluster.MaxJobFileBytes:
-		return cluster.Invalid("MaxBody", o.MaxBody, "is outside 1KiB..%d", cluster.MaxJobFileBytes)
+	case o.MaxBody < 1<<10 || o.MaxBody > jobspec.MaxJobFileBytes:
+		return cluster.Invalid("MaxBody", o.MaxBody, "is outside 1KiB..%d", jobspec.MaxJobFileBytes)
 	case o.Timeout < time.Millisecond:
 		return cluster.Invalid("Timeout", o.Timeout, "is below 1ms")
 	case o.MaxFailures < 1:

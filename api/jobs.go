@@ -10,8 +10,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/crawler-dev/crawler/client"
-	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/dedup"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -28,7 +28,7 @@ func (a *API) submitJob(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	spec, err := cluster.ParseJobSpec(http.MaxBytesReader(w, r.Body, a.opts.MaxBody))
+	spec, err := jobspec.Parse(http.MaxBytesReader(w, r.Body, a.opts.MaxBody))
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
@@ -67,7 +67,7 @@ func (a *API) submitJob(w http.ResponseWriter, r *http.Request) {
 // previousRun says why the job is refused, as `client submit` does
 // without --force, when a job of its name finished within its dupefilter
 // window: submitted again it would fetch only new pages.
-func (a *API) previousRun(ctx context.Context, spec *cluster.JobSpec) (string, error) {
+func (a *API) previousRun(ctx context.Context, spec *jobspec.Job) (string, error) {
 	window := spec.Dedup.Window.Std()
 	prev, err := a.deps.Client.PreviousRun(ctx, spec.Name, window)
 	if err != nil || prev == nil {
@@ -266,7 +266,7 @@ func (a *API) fail(w http.ResponseWriter, err error) {
 // jobName returns the path's job name, or answers 400 for an invalid one.
 func jobName(w http.ResponseWriter, r *http.Request) (string, bool) {
 	name := r.PathValue("name")
-	if err := cluster.CheckJobName(name); err != nil {
+	if err := jobspec.CheckName(name); err != nil {
 		writeError(w, http.StatusBadRequest, "job "+err.Error())
 		return "", false
 	}

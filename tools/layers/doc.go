@@ -9,8 +9,8 @@
 //   - components: the parts a crawl is built from (canon, dedup, queue,
 //     fetch, downloader, store…);
 //   - client: what submitters call;
-//   - roles: master, slave and the status page, which never import each
-//     other (they meet in Redis);
+//   - roles: master, slave, the status page and the HTTP API, which never
+//     import each other (they meet in Redis, or in the mains);
 //   - test support: internal/testenv and the *test packages, which only
 //     tests and the benchmarks import;
 //   - the benchmark harness: cmd/crawler-bench/internal/…;

@@ -31,7 +31,7 @@ var layers = []layer{
 		"extract", "fetch", "ledger", "membership", "metrics", "neardup", "politeness", "proxy", "queue",
 		"render", "robots", "sink", "sitemap", "statuspage/feed", "store"}},
 	{name: "client", packages: []string{"client"}},
-	{name: "roles", packages: []string{"master", "slave", "statuspage"}},
+	{name: "roles", packages: []string{"api", "master", "slave", "statuspage"}},
 	{name: "test support", packages: []string{"internal/testenv", "proxy/proxytest",
 		"statuspage/browsertest", "store/storetest"}},
 	{name: "benchmark harness", sideways: true, packages: []string{"cmd/crawler-bench/internal/..."}},
