@@ -26,8 +26,8 @@ func (a *app) openTemp(cmd *cobra.Command) {
 		a.logger.Warn("no temporary directory of this process's own; its files go in the system's", zap.Error(err))
 		return
 	}
-	if len(d.Removed) > 0 {
-		a.logger.Info("removed the temporary directories of crawler processes that are gone", zap.Strings("dirs", d.Removed))
+	if len(d.Removed) > 0 { // housekeeping, nothing to act on: before a clear error, it would only be in the way
+		a.logger.Debug("removed the temporary directories of crawler processes that are gone", zap.Strings("dirs", d.Removed))
 	}
 	a.tmp = d
 }
