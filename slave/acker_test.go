@@ -122,9 +122,8 @@ func TestAcker_flush(t *testing.T) {
 	}
 }
 
-// batchItems is a real store written to in batches (a BatchStore, as
-// store.Mongo is), recording each batch's size; the item whose URL ends
-// with fail is refused.
+// batchItems is a real store, recording the size of each batch of visits
+// written to it; the item whose URL ends with fail is refused.
 type batchItems struct {
 	ItemStore
 	fail  string
@@ -132,19 +131,24 @@ type batchItems struct {
 	sizes []int
 }
 
-func (b *batchItems) SaveItems(ctx context.Context, items []store.Item) []error {
+func (b *batchItems) SaveVisits(ctx context.Context, now time.Time, visits []store.Visit) []store.VisitResult {
 	b.mu.Lock()
-	b.sizes = append(b.sizes, len(items))
+	b.sizes = append(b.sizes, len(visits))
 	b.mu.Unlock()
-	errs := make([]error, len(items))
-	for i, it := range items {
-		if strings.HasSuffix(it.URL, b.fail) {
-			errs[i] = errTooLarge
+	res := make([]store.VisitResult, len(visits))
+	var kept []store.Visit
+	var at []int
+	for i, v := range visits {
+		if strings.HasSuffix(v.Item.URL, b.fail) {
+			res[i].Err = errTooLarge
 			continue
 		}
-		errs[i] = b.SaveItem(ctx, it)
+		kept, at = append(kept, v), append(at, i)
 	}
-	return errs
+	for k, r := range b.ItemStore.SaveVisits(ctx, now, kept) {
+		res[at[k]] = r
+	}
+	return res
 }
 
 // TestCommitter_commit: items are committed in batches of commitBatch,

@@ -26,12 +26,6 @@ const (
 	commitEvery = 100 * time.Millisecond
 )
 
-// BatchStore is an ItemStore that writes many items in one round trip
-// (store.Mongo). It returns one error per item, nil where it was stored.
-type BatchStore interface {
-	SaveItems(ctx context.Context, items []store.Item) []error
-}
-
 // pendingItem is an extracted item waiting to be committed.
 type pendingItem struct {
 	w       *work
@@ -206,30 +200,4 @@ func (c *committer) markNear(ctx context.Context, batch []pendingItem) []pending
 		}
 	}
 	return kept
-}
-
-// save stores the items: in one round trip where the store can, else
-// concurrently (the file store commits concurrent lines together).
-func (c *committer) save(ctx context.Context, batch []pendingItem) []error {
-	items := make([]store.Item, len(batch))
-	for i, p := range batch {
-		items[i] = p.item
-	}
-	if vs, ok := c.s.deps.Store.(VisitStore); ok {
-		return c.saveVisits(ctx, vs, batch)
-	}
-	if bs, ok := c.s.deps.Store.(BatchStore); ok {
-		return bs.SaveItems(ctx, items)
-	}
-	errs := make([]error, len(items))
-	var wg sync.WaitGroup
-	for i := range items {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = c.s.deps.Store.SaveItem(ctx, items[i])
-		}()
-	}
-	wg.Wait()
-	return errs
 }

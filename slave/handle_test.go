@@ -21,14 +21,16 @@ type recordingStore struct {
 	items map[string]store.Item
 }
 
-func (r *recordingStore) SaveItem(ctx context.Context, it store.Item) error {
-	if err := r.ItemStore.SaveItem(ctx, it); err != nil {
-		return err
-	}
+func (r *recordingStore) SaveVisits(ctx context.Context, now time.Time, visits []store.Visit) []store.VisitResult {
+	res := r.ItemStore.SaveVisits(ctx, now, visits)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.items[it.URL] = it
-	return nil
+	for i, v := range visits {
+		if res[i].Err == nil {
+			r.items[v.Item.URL] = v.Item
+		}
+	}
+	return res
 }
 
 func (r *recordingStore) item(url string) (store.Item, bool) {

@@ -132,9 +132,13 @@ type brokenItems struct {
 
 var errTooLarge = errors.New("document too large")
 
-func (b *brokenItems) SaveItem(context.Context, store.Item) error {
-	b.attempts.Add(1)
-	return errTooLarge
+func (b *brokenItems) SaveVisits(_ context.Context, _ time.Time, visits []store.Visit) []store.VisitResult {
+	b.attempts.Add(int64(len(visits)))
+	res := make([]store.VisitResult, len(visits))
+	for i := range res {
+		res[i].Err = errTooLarge
+	}
+	return res
 }
 
 // failingScripts makes the first n script calls whose script matches fail,

@@ -139,9 +139,15 @@ func (o Options) Validate() error {
 	return nil
 }
 
-// ItemStore keeps items and failures. Writes must be idempotent by ID.
+// ItemStore keeps items and failures (store.Mongo, store.File): it says
+// what it holds of a batch of pages before they are fetched (their
+// validators, content hash and version), and records a batch of visits,
+// saying what each found (new, changed, unchanged, not modified). A
+// re-fetch is then conditional, and only a new or changed page is written
+// in full. Writes must be idempotent by ID.
 type ItemStore interface {
-	SaveItem(ctx context.Context, it store.Item) error
+	Validators(ctx context.Context, ids []string) (map[string]store.Stored, error)
+	SaveVisits(ctx context.Context, now time.Time, visits []store.Visit) []store.VisitResult
 	SaveFailure(ctx context.Context, f store.Failure) error
 	// DeleteFailure drops the failure record of a page stored on retry.
 	DeleteFailure(ctx context.Context, id string) error

@@ -13,16 +13,6 @@ import (
 	"github.com/crawler-dev/crawler/store"
 )
 
-// VisitStore is an ItemStore that records re-crawls (store.Mongo,
-// store.File): what it holds of a batch of pages before they are fetched,
-// and what each visit found. With one, a re-fetch is conditional and the
-// job counts new, changed, unchanged and not_modified; without, items are
-// written whole every time.
-type VisitStore interface {
-	Validators(ctx context.Context, ids []string) (map[string]store.Stored, error)
-	SaveVisits(ctx context.Context, now time.Time, visits []store.Visit) []store.VisitResult
-}
-
 // visit is what a task's re-crawl knows: what the store held of its page
 // when the task was taken, and what the fetch found.
 type visit struct {
@@ -55,16 +45,12 @@ type storedPage struct {
 	stored *store.Stored
 }
 
-// readStored reads, in one call to a VisitStore, what is stored of the
-// pages of the decodable works that pick chooses. It reports false, and reads
-// nothing, when the store keeps no visits or pick chooses none; false too,
-// logging failed, when the store cannot answer.
+// readStored reads, in one call to the store, what is stored of the
+// pages of the decodable works that pick chooses. It reports false, and
+// reads nothing, when pick chooses none; false too, logging failed, when
+// the store cannot answer.
 func (s *Slave) readStored(ctx context.Context, j *job, works []*work, failed string,
 	pick func(*work) bool) ([]storedPage, bool) {
-	vs, ok := s.deps.Store.(VisitStore)
-	if !ok {
-		return nil, false
-	}
 	var ids []string
 	var found []storedPage
 	for _, w := range works {
@@ -77,7 +63,7 @@ func (s *Slave) readStored(ctx context.Context, j *job, works []*work, failed st
 	if len(ids) == 0 {
 		return nil, false
 	}
-	prevs, err := vs.Validators(ctx, ids)
+	prevs, err := s.deps.Store.Validators(ctx, ids)
 	if err != nil {
 		s.log.Warn(failed, zap.String("job", j.name), zap.Error(err))
 		return nil, false
@@ -115,9 +101,9 @@ func (s *Slave) notModified(w *work, res downloader.Result) bool {
 	return true
 }
 
-// saveVisits records a batch of items as visits and notes on each what it
-// found.
-func (c *committer) saveVisits(ctx context.Context, vs VisitStore, batch []pendingItem) []error {
+// save records a batch of items as visits, in one call to the store, and
+// notes on each what it found.
+func (c *committer) save(ctx context.Context, batch []pendingItem) []error {
 	visits := make([]store.Visit, len(batch))
 	for i, p := range batch {
 		v := p.w.visit
@@ -125,7 +111,7 @@ func (c *committer) saveVisits(ctx context.Context, vs VisitStore, batch []pendi
 	}
 	errs := make([]error, len(batch))
 	rec := c.s.deps.Metrics.Node(metrics.RoleSlave, c.s.opts.ID).Recrawl()
-	for i, r := range vs.SaveVisits(ctx, time.Now().UTC(), visits) {
+	for i, r := range c.s.deps.Store.SaveVisits(ctx, time.Now().UTC(), visits) {
 		errs[i] = r.Err
 		batch[i].w.visit.change = r.Change
 		if r.Err == nil {

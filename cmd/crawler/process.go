@@ -22,8 +22,8 @@ type itemStore interface {
 
 // process is what a master or slave process opens: Redis and the store
 // (a JSON Lines file when --output is given, else MongoDB). The slave
-// batches its item writes itself (MongoDB's SaveItems; the file commits
-// concurrent lines together).
+// records its items as batches of visits (store.Mongo.SaveVisits: one
+// bulk write; store.File.SaveVisits: one group commit).
 type process struct {
 	rdb   redis.UniversalClient
 	store itemStore
