@@ -15,7 +15,9 @@ free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo "$1"
 }
 cleanup=()
-trap 'for c in "${cleanup[@]}"; do eval "$c"; done' EXIT
+# cleanup runs last-registered first: a server is stopped before its
+# directory goes.
+trap 'for ((i = ${#cleanup[@]} - 1; i >= 0; i--)); do eval "${cleanup[i]}"; done' EXIT
 
 answers() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
 
@@ -23,8 +25,8 @@ answers() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
 # sets redis_addr; it fails when the server does not answer as itself (the
 # port can be taken between the probe and the start: then it tries again).
 start_redis() {
-  if ! command -v redis-server >/dev/null 2>&1; then
-    echo "with-test-servers: redis-server is not installed" >&2
+  if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then
+    echo "with-test-servers: redis-server (and its redis-cli) is not installed" >&2
     echo "  install it (Debian/Ubuntu: sudo apt-get install redis-server), or set CRAWLER_TEST_REDIS" >&2
     exit 1
   fi
