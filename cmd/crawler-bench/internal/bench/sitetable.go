@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/crawler-dev/crawler/internal/demosite"
+	"github.com/crawler-dev/crawler/slave"
 )
 
 // SiteBound is the least wall time any crawler holding PerHostConcurrency
@@ -116,11 +117,12 @@ func siteNotes(rep SiteReport, l time.Duration) []string {
 			"every list and detail page, one more per 503 and per reset), l = %v, S = %d pages stalling %v, c = %d slots, "+
 			"%d levels. No crawler holding %d slots of the site can store its %d pages sooner.",
 			b.Requests, l, b.Stalls, rep.Opts.Stall, rep.Opts.PerHostConcurrency, b.Levels, rep.Opts.PerHostConcurrency, b.Stored),
-		fmt.Sprintf("Crawlers: the cluster's master and slaves on their defaults (slaves at --concurrency 32), "+
+		fmt.Sprintf("Crawlers: the cluster's master and slaves on their defaults (slaves at --concurrency %d), "+
 			"`crawler run` on its defaults (1 slave at 48), colly with Parallelism %d, retries of 5xx, 429, 408 and "+
 			"failed connections up to twice (our jobs' max_retries: 2), and links spelled one way (host in lower case, "+
 			"query sorted, no fragment) so that its visited set, like our canonical URLs, sees each page once: "+
-			"the site requests column shows every crawler made the same requests.", rep.Opts.PerHostConcurrency),
+			"the site requests column shows every crawler made the same requests.", slave.DefaultConcurrency,
+			rep.Opts.PerHostConcurrency),
 		"pages/s: detail pages stored per second of wall time: from submit to finished for the cluster (its processes " +
 			"already running, as a cluster does), from start to exit for `crawler run` and colly (their start included). " +
 			"× colly: each round's pages/s over colly's in the same round.",
