@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -56,23 +55,7 @@ func startAPICluster(t *testing.T, slaves int, masterArgs ...string) *apiCluster
 // call sends a request to path under /api/v1/ and returns the reply.
 func (c *apiCluster) call(t *testing.T, method, path, token, body string) (int, http.Header, string) {
 	t.Helper()
-	req, err := http.NewRequest(method, c.base+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, resp.Header, string(b)
+	return testenv.Call(t, method, c.base+path, token, body)
 }
 
 // want calls and checks the status, returning the body.
