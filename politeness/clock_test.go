@@ -50,8 +50,8 @@ func runRound(t *testing.T, rdb redis.UniversalClient, keys cluster.Keys, holder
 	for i := range asks {
 		v := res[2+i*replyFields:]
 		r := hostReply{held: int(toInt64(v[0])), share: int(toInt64(v[1])), contended: toInt64(v[2]) == 1,
-			waitMS: toInt64(v[6]), pausedMS: toInt64(v[7]), factor: toFloat(v[8])}
-		start, step := toFloat(v[3]), toFloat(v[5])
+			waitMS: toInt64(v[6]), pausedMS: toInt64(v[7]), factor: float64(toInt64(v[8])) / 1e6}
+		start, step := usToMS(v[3]), usToMS(v[5])
 		for j := range int(toInt64(v[4])) {
 			r.booked = append(r.booked, math.Max(0, start+float64(j)*step))
 		}

@@ -332,8 +332,8 @@ func (g *Gates) retrySpacing(gt *gate) time.Duration {
 	return max(g.budget.opts.Linger, g.budget.opts.Contended)
 }
 
-// applyHost takes in one host's reply {held, share, contended, start,
-// booked, step, wait_ms, paused_ms, factor, watched} and lets its waiters
+// applyHost takes in one host's reply {held, share, contended, start_us,
+// booked, step_us, wait_ms, paused_ms, factor_ppm, watched} and lets its waiters
 // through.
 func (g *Gates) applyHost(c *roundCall, v []any, serverNow float64, recv time.Time) {
 	gt := c.gate
@@ -346,7 +346,7 @@ func (g *Gates) applyHost(c *roundCall, v []any, serverNow float64, recv time.Ti
 		}
 	}
 	clock := &g.shards[gt.shard].clock
-	start, step, lead := toFloat(v[3]), toFloat(v[5]), millis(c.lead)
+	start, step, lead := usToMS(v[3]), usToMS(v[5]), millis(c.lead)
 	if n := int(toInt64(v[4])); n > 0 {
 		at := make([]time.Time, n)
 		for j := range at {

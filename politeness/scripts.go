@@ -91,3 +91,6 @@ func toFloat(v any) float64 {
 	}
 	return 0
 }
+
+// usToMS reads a script's integer microseconds as fractional milliseconds.
+func usToMS(v any) float64 { return float64(toInt64(v)) / 1e3 }

@@ -24,7 +24,10 @@
 -- the host is cut).
 --
 -- Returns {now, lapsed, ...} then REC_OUT values per host: {held, share,
--- contended, start, booked, step, wait_ms, paused_ms, factor, watched}:
+-- contended, start_us, booked, step_us, wait_ms, paused_ms, factor_ppm,
+-- watched}, every one an integer (start and step in microseconds, the
+-- factor in millionths: formatting fractions as text costs the script
+-- more than all else it does for a host):
 -- now is the server's clock (ms, fractional), for the process to map
 -- booked times to its own; lapsed is 1 when the process's hold had lapsed
 -- (every slot it held in the shard was freed: it must not start requests
@@ -109,6 +112,13 @@ end
 -- holder that it must give slots back), and its entry stays as it was.
 -- Returns held (-1 with keep -1), share, contended, and whether the
 -- entries changed.
+local function by_want(a, b)
+  if a.want ~= b.want then
+    return a.want < b.want
+  end
+  return a.id < b.id
+end
+
 local function settle_slots(st, keep, want, cap)
   local list, kept, others, mine = {}, {}, 0, nil
   for _, e in ipairs(st.holders) do
@@ -128,12 +138,9 @@ local function settle_slots(st, keep, want, cap)
     me.want, me.held = mine and math.min(mine.want, cap) or 0, mine and mine.held or 0
   end
   list[#list + 1] = me
-  table.sort(list, function(a, b)
-    if a.want ~= b.want then
-      return a.want < b.want
-    end
-    return a.id < b.id
-  end)
+  if #list > 1 then
+    table.sort(list, by_want)
+  end
   local left = cap
   for i, e in ipairs(list) do
     e.share = math.min(e.want, math.floor(left / (#list - i + 1)))
@@ -223,11 +230,10 @@ for i = 0, n - 1 do
       writes[#writes + 1] = pack_state(st)
     end
   end
-  local watched = (st.factor < 1 or st.win_thr > 0) and 1 or 0
-  for _, v in ipairs({held, share, contended, string.format('%.3f', start), booked, string.format('%.3f', step),
-      math.ceil(wait), math.ceil(math.max(st.paused - now, 0)), string.format('%.6f', st.factor), watched}) do
-    out[#out + 1] = v
-  end
+  local o = #out
+  out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = held, share, contended, math.floor(start * 1000 + 0.5), booked
+  out[o + 6], out[o + 7], out[o + 8] = math.floor(step * 1000 + 0.5), math.ceil(wait), math.ceil(math.max(st.paused - now, 0))
+  out[o + 9], out[o + 10] = math.floor(st.factor * 1e6 + 0.5), (st.factor < 1 or st.win_thr > 0) and 1 or 0
 end
 if #writes > 0 then
   redis.call('HSET', KEYS[1], unpack(writes))
