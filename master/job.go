@@ -379,7 +379,10 @@ func (r *jobRunner) releaseOrphanFound(ctx context.Context) {
 // releaseOrphans requeues the entries of l taken over a second ago that
 // held (read under r.mu) does not name.
 func (r *jobRunner) releaseOrphans(ctx context.Context, l *queue.Leased, held map[string]bool, what string) {
-	expiring, err := l.Expiring(ctx, r.m.opts.ListLease-time.Second)
+	r.mu.Lock()
+	known := len(held)
+	r.mu.Unlock()
+	expiring, err := l.Orphans(ctx, known, r.m.opts.ListLease-time.Second)
 	if err != nil {
 		r.warn(ctx, "read "+what+" in progress", zap.Error(err))
 		return

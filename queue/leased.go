@@ -177,14 +177,17 @@ func (l *Leased) Note(ctx context.Context, entry, reason string) (bool, error) {
 	return n == 1, nil
 }
 
-// Expiring returns the in-flight entries whose lease ends within d. A
-// holder that renews its entries' leases every d/2 or so finds here only
-// entries it does not know it holds: taken by a call whose reply was lost,
-// or by an earlier run of the same holder.
-func (l *Leased) Expiring(ctx context.Context, d time.Duration) ([]string, error) {
-	res, err := expiringScript.Run(ctx, l.rdb, []string{l.keys.Inflight}, d.Milliseconds()).StringSlice()
+// Orphans returns the in-flight entries whose lease ends within d, when
+// there are more than held of them (those the holder knows it holds);
+// else none, at the cost of one ZCARD. A holder whose leases run a full
+// lease from each take or renewal finds here, with d a little under the
+// lease, entries taken more than that little ago; those it does not hold
+// were taken by a call whose reply was lost, or by an earlier run of the
+// same holder.
+func (l *Leased) Orphans(ctx context.Context, held int, d time.Duration) ([]string, error) {
+	res, err := orphansScript.Run(ctx, l.rdb, []string{l.keys.Inflight}, d.Milliseconds(), held).StringSlice()
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, fmt.Errorf("list expiring entries of %s: %w", l.keys.Inflight, err)
+		return nil, fmt.Errorf("list orphaned entries of %s: %w", l.keys.Inflight, err)
 	}
 	return res, nil
 }

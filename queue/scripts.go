@@ -20,13 +20,13 @@ var scripts = luascript.Set{FS: luaFiles, Consts: luascript.Consts{
 }}
 
 var (
-	takeScript     = scripts.Load("lua/take.lua")
-	renewScript    = scripts.Load("lua/renew.lua")
-	reclaimScript  = scripts.Load("lua/handback.lua", "lua/reclaim.lua")
-	releaseScript  = scripts.Load("lua/handback.lua", "lua/release.lua")
-	markScript     = scripts.Load("lua/mark.lua")
-	expiringScript = scripts.Load("lua/expiring.lua")
-	noteScript     = scripts.Load("lua/note.lua")
-	moveScript     = scripts.Load("lua/handback.lua", "lua/move.lua")
-	stealScript    = scripts.Load("lua/steal.lua")
+	takeScript    = scripts.Load("lua/take.lua")
+	renewScript   = scripts.Load("lua/renew.lua")
+	reclaimScript = scripts.Load("lua/handback.lua", "lua/reclaim.lua")
+	releaseScript = scripts.Load("lua/handback.lua", "lua/release.lua")
+	markScript    = scripts.Load("lua/mark.lua")
+	orphansScript = scripts.Load("lua/orphans.lua")
+	noteScript    = scripts.Load("lua/note.lua")
+	moveScript    = scripts.Load("lua/handback.lua", "lua/move.lua")
+	stealScript   = scripts.Load("lua/steal.lua")
 )

@@ -50,7 +50,7 @@ func hold(t *testing.T, ctx context.Context, s *Slave, j *job, n int) []*work {
 			t.Fatal(err)
 		}
 		works[i] = &work{job: j, raw: d.Entry, task: task, deliveries: d.Count}
-		s.held.add(j, d.Entry)
+		s.held.add(j, d.Entry, time.Now().Add(time.Minute))
 	}
 	return works
 }

@@ -26,10 +26,10 @@ func TestSlave_load(t *testing.T) {
 	}
 	for origin, n := range held {
 		for i := 0; i < n; i++ {
-			s.held.add(j, taskFor("load", fmt.Sprintf("%s/p/%d", origin, i)))
+			s.held.add(j, taskFor("load", fmt.Sprintf("%s/p/%d", origin, i)), time.Time{})
 		}
 	}
-	s.held.add(j, "{not a task")
+	s.held.add(j, "{not a task", time.Time{})
 	load := s.load()
 	if load.Capacity != s.capacity() || load.Concurrency != s.opts.Concurrency {
 		t.Errorf("load %+v, want capacity %d, concurrency %d", load, s.capacity(), s.opts.Concurrency)

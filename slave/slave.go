@@ -280,6 +280,7 @@ func (s *Slave) takeTasks(ctx, drainCtx context.Context, room int) int {
 		if took >= room {
 			break
 		}
+		leaseEnd := time.Now().Add(s.opts.TaskLease) // at the latest: Redis starts it on arrival
 		ds, err := s.take(ctx, j, room-took)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -293,7 +294,7 @@ func (s *Slave) takeTasks(ctx, drainCtx context.Context, room int) int {
 			// look-up below can take seconds on a loaded machine, and a
 			// task taken but not yet held looks like an orphan to
 			// releaseOrphans, which would hand it back to be fetched twice.
-			s.held.add(j, d.Entry)
+			s.held.add(j, d.Entry, leaseEnd)
 			task, err := cluster.DecodeTask(d.Entry)
 			works[i] = &work{job: j, raw: d.Entry, task: task, undecodable: err, deliveries: d.Count, lastError: d.LastError}
 		}
@@ -377,9 +378,13 @@ func (s *Slave) waitFreed(ctx context.Context, d time.Duration) {
 }
 
 // renewLeases keeps the leases of held tasks alive, and hands back the
-// orphans it finds on the way.
+// orphans it finds on the way. A lease is renewed only when it would end
+// within renewAhead ticks: most tasks are done well inside one lease, and
+// renewing every held task at every tick cost Redis by the task-second
+// (a slave holds hundreds of tasks waiting for their hosts' turns).
 func (s *Slave) renewLeases(ctx context.Context) {
-	t := time.NewTicker(min(s.opts.TaskLease/3, 5*time.Second))
+	every := min(s.opts.TaskLease/3, 5*time.Second)
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
@@ -387,26 +392,40 @@ func (s *Slave) renewLeases(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		held := s.held.snapshot()
-		for j, raws := range held {
-			if err := j.queue.Renew(ctx, raws, s.opts.TaskLease); err != nil && ctx.Err() == nil {
+		s.renewEnding(ctx, time.Now().Add(renewAhead*every))
+		s.releaseOrphans(ctx, s.held.snapshot())
+	}
+}
+
+// renewAhead is how many renewal ticks before its end a held task's lease
+// is renewed: a renewal that fails is tried again at the next ones.
+const renewAhead = 3
+
+// renewEnding renews the leases of held tasks that end before by.
+func (s *Slave) renewEnding(ctx context.Context, by time.Time) {
+	for j, raws := range s.held.endingBy(by) {
+		leaseEnd := time.Now().Add(s.opts.TaskLease)
+		if err := j.queue.Renew(ctx, raws, s.opts.TaskLease); err != nil {
+			if ctx.Err() == nil {
 				s.log.Warn("renew task leases", zap.String("job", j.name), zap.Error(err))
 			}
+			continue
 		}
-		s.releaseOrphans(ctx, held)
+		s.held.renewed(j, raws, leaseEnd)
 	}
 }
 
 // releaseOrphans hands back the tasks in this slave's in-flight sets that
 // it does not hold: a take whose reply was lost (Redis went away mid-call)
-// or a run of this slave that died. Held tasks were just renewed to a full
-// lease and new ones taken with one, so a lease ending more than a second
-// short of a full one marks an orphan; without this it would wait out its
-// lease.
+// or a run of this slave that died. Redis looks only when a set holds
+// more entries than the slave holds of that job, so a slave with no
+// orphans pays one ZCARD a job; a task taken within the last second is
+// left alone (its take may not have been recorded yet). Without this an
+// orphan would wait out its lease.
 func (s *Slave) releaseOrphans(ctx context.Context, held map[*job][]string) {
 	for _, j := range s.jobs.rotation() {
-		expiring, err := j.queue.Expiring(ctx, s.opts.TaskLease-time.Second)
-		if err != nil || len(expiring) == 0 {
+		candidates, err := j.queue.Orphans(ctx, len(held[j]), s.opts.TaskLease-time.Second)
+		if err != nil || len(candidates) == 0 {
 			continue
 		}
 		mine := map[string]bool{}
@@ -414,7 +433,7 @@ func (s *Slave) releaseOrphans(ctx context.Context, held map[*job][]string) {
 			mine[raw] = true
 		}
 		var orphans []string
-		for _, raw := range expiring {
+		for _, raw := range candidates {
 			if !mine[raw] {
 				orphans = append(orphans, raw)
 			}
