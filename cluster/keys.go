@@ -124,10 +124,6 @@ func (j JobKeys) ListAttempts() string { return j.tag + ":attempts:lists" }
 const (
 	AttemptCountPrefix  = "n:" // how many times the entry was delivered
 	AttemptReasonPrefix = "e:" // why its last holder gave up on it
-	// AttemptStartedPrefix marks a detail task whose fetch has begun in
-	// its current delivery; only such a delivery counts (AttemptCountPrefix)
-	// when it ends without an outcome.
-	AttemptStartedPrefix = "s:"
 	// AttemptUnstartedPrefix counts the deliveries of a detail task that
 	// ended before its fetch began: its holder died, froze or lost Redis
 	// with it. They do not count toward dead-lettering.

@@ -25,7 +25,7 @@ var Steps = luascript.Set{FS: luaFiles, Consts: luascript.Consts{
 	"F_CANCEL": cluster.StateCancel, "F_CANCELLED_AT": cluster.StateCancelledAt,
 	"S_PENDING": cluster.StatePending, "S_RUNNING": cluster.StateRunning, "S_FINISHED": cluster.StateFinished,
 	"P_COUNT": cluster.AttemptCountPrefix, "P_REASON": cluster.AttemptReasonPrefix,
-	"P_STARTED": cluster.AttemptStartedPrefix, "P_UNSTARTED": cluster.AttemptUnstartedPrefix,
+	"P_UNSTARTED":   cluster.AttemptUnstartedPrefix,
 	"F_STAT_STORED": cluster.StatStored, "F_STAT_FAILED": cluster.StatFailed,
 	"F_STAT_RECOVERED": cluster.StatRecovered, "F_STAT_NEAR_DUPLICATES": cluster.StatNearDuplicates,
 	"F_STAT_RETRIES": cluster.StatRetries, "F_STAT_DEAD_LETTERS": cluster.StatDeadLetters,

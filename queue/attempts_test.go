@@ -2,6 +2,7 @@ package queue
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"testing"
 	"time"
@@ -261,18 +262,29 @@ func TestSlaveQueue_MarkStartedOnlyInFlight(t *testing.T) {
 	if err != nil || got != n-1 {
 		t.Fatalf("MarkStarted = %d, %v; want %d (the ones in flight)", got, err, n-1)
 	}
-	fields := f.rdb.HGetAll(f.ctx, f.jk.TaskAttempts()).Val()
-	if len(fields) != n-1 {
-		t.Errorf("attempts hash has %d fields, want %d", len(fields), n-1)
+	if hl := f.rdb.HLen(f.ctx, f.jk.TaskAttempts()).Val(); hl != 0 {
+		t.Errorf("attempts hash has %d fields, want none (a mark is the lease's score)", hl)
 	}
 	for _, e := range []string{f.tasks[n-1], "never-taken"} {
-		if _, ok := fields[cluster.AttemptStartedPrefix+e]; ok {
-			t.Errorf("entry %q not in flight was marked", e)
+		if err := f.rdb.ZScore(f.ctx, f.jk.Inflight(0), e).Err(); err == nil {
+			t.Errorf("entry %q not in flight is in the in-flight set", e)
 		}
 	}
 	for _, e := range f.tasks[:n-1] {
-		if fields[cluster.AttemptStartedPrefix+e] != "1" {
-			t.Fatalf("entry %q in flight not marked", e)
+		if s := f.rdb.ZScore(f.ctx, f.jk.Inflight(0), e).Val(); s == math.Floor(s) {
+			t.Fatalf("entry %q in flight not marked: its lease's score %f is whole", e, s)
+		}
+	}
+	// Marked again, and renewed: it stays marked, once.
+	if got, err := l.MarkStarted(f.ctx, f.tasks[:2]); err != nil || got != 2 {
+		t.Fatalf("MarkStarted again = %d, %v; want 2", got, err)
+	}
+	if err := l.Renew(f.ctx, f.tasks[:2], 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range f.tasks[:2] {
+		if s := f.rdb.ZScore(f.ctx, f.jk.Inflight(0), e).Val(); s-math.Floor(s) != 0.5 {
+			t.Errorf("entry %q marked twice and renewed: score %f, want a half millisecond over whole", e, s)
 		}
 	}
 }

@@ -19,17 +19,17 @@ type LeasedKeys struct {
 	// List holds the entries waiting, head first.
 	List string
 	// Inflight is a sorted set of the entries taken, scored by lease
-	// deadline (unix ms, Redis's clock).
+	// deadline (unix ms, Redis's clock); on a slave queue half a
+	// millisecond less marks an entry whose fetch has begun (MarkStarted).
 	Inflight string
 	// Attempts is a hash counting, for each entry handed back after a
 	// delivery that did not finish it (a lapsed lease, a requeue, a dead
 	// holder's tasks moved), how many such deliveries there were, with the
 	// reason its last holder gave up; an entry that keeps coming back is
 	// poison, and its holder dead-letters it. On a slave queue only
-	// deliveries whose fetch began count (their start marks are kept here
-	// too, see MarkStarted); the others are counted apart. On the master's
-	// frontier first deliveries write nothing, so a crawl in which nothing
-	// fails never touches it.
+	// deliveries whose fetch began count (see MarkStarted); the others are
+	// counted apart. First deliveries write nothing, so a crawl in which
+	// nothing fails never touches it (and a take or an ack never reads it).
 	Attempts string
 }
 
@@ -60,7 +60,7 @@ func (l *Leased) MarkStarted(ctx context.Context, entries []string) (int, error)
 	if len(entries) == 0 {
 		return 0, nil
 	}
-	n, err := markScript.Run(ctx, l.rdb, []string{l.keys.Inflight, l.keys.Attempts}, appendStrings(nil, entries)...).Int()
+	n, err := markScript.Run(ctx, l.rdb, []string{l.keys.Inflight}, appendStrings(nil, entries)...).Int()
 	if err != nil {
 		return 0, fmt.Errorf("mark %d entries of %s started: %w", len(entries), l.keys.Inflight, err)
 	}

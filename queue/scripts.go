@@ -16,15 +16,15 @@ var luaFiles embed.FS
 // job's ledger counts (package ledger).
 var scripts = luascript.Set{FS: luaFiles, Consts: luascript.Consts{
 	"P_COUNT": cluster.AttemptCountPrefix, "P_REASON": cluster.AttemptReasonPrefix,
-	"P_STARTED": cluster.AttemptStartedPrefix, "P_UNSTARTED": cluster.AttemptUnstartedPrefix,
+	"P_UNSTARTED": cluster.AttemptUnstartedPrefix,
 }}
 
 var (
 	takeScript    = scripts.Load("lua/take.lua")
-	renewScript   = scripts.Load("lua/renew.lua")
+	renewScript   = scripts.Load("lua/handback.lua", "lua/renew.lua")
 	reclaimScript = scripts.Load("lua/handback.lua", "lua/reclaim.lua")
 	releaseScript = scripts.Load("lua/handback.lua", "lua/release.lua")
-	markScript    = scripts.Load("lua/mark.lua")
+	markScript    = scripts.Load("lua/handback.lua", "lua/mark.lua")
 	orphansScript = scripts.Load("lua/orphans.lua")
 	noteScript    = scripts.Load("lua/note.lua")
 	moveScript    = scripts.Load("lua/handback.lua", "lua/move.lua")

@@ -16,7 +16,7 @@
 -- failed again, it stays failed. The counts are summed here and written
 -- once per field. Reply the number counted.
 local storedSlave, failedSlave = ARGV[1], ARGV[2]
-local prefixes = {P_COUNT, P_REASON, P_STARTED, P_UNSTARTED}
+local prefixes = {P_COUNT, P_REASON, P_UNSTARTED}
 local FIRST = 3 -- the first task's values
 local sums, fields = {}, {}
 local function count(field, n)

@@ -1,8 +1,8 @@
 -- Leased.MarkStarted: mark the entries in ARGV that are still in flight
--- in KEYS[1] as begun: field P_STARTED..entry of attempts hash KEYS[2]. A
+-- in KEYS[1] as begun: their score loses STARTED (handback.lua). A
 -- delivery that ends without an outcome counts toward dead-lettering only
--- when marked (see handback.lua). One ZMSCORE and one HSET per chunk of
--- entries, not one of each per entry. Reply how many were marked.
+-- when marked. One ZMSCORE and one ZADD per chunk of entries, not one of
+-- each per entry. Reply how many are marked (those already marked too).
 local n, CHUNK = 0, 500
 for from = 1, #ARGV, CHUNK do
   local entries = {}
@@ -10,16 +10,19 @@ for from = 1, #ARGV, CHUNK do
     entries[#entries + 1] = ARGV[i]
   end
   local scores = redis.call('ZMSCORE', KEYS[1], unpack(entries))
-  local fields = {}
+  local args = {}
   for i, e in ipairs(entries) do
-    if scores[i] then
-      fields[#fields + 1] = P_STARTED .. e
-      fields[#fields + 1] = '1'
+    local s = scores[i]
+    if s then
+      if not started(s) then
+        args[#args + 1] = deadline_score(tonumber(s), true)
+        args[#args + 1] = e
+      end
       n = n + 1
     end
   end
-  if #fields > 0 then
-    redis.call('HSET', KEYS[2], unpack(fields))
+  if #args > 0 then
+    redis.call('ZADD', KEYS[1], 'XX', unpack(args))
   end
 end
 return n

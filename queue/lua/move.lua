@@ -13,9 +13,10 @@ for i = 2, #ARGV, 2 do
   local task = ARGV[i]
   local removed = redis.call('LREM', KEYS[1], 1, task)
   if removed == 0 and ARGV[1] == '1' then
-    removed = redis.call('ZREM', KEYS[2], task)
-    if removed > 0 then
-      count_delivery(KEYS[3], task, true)
+    local score = redis.call('ZSCORE', KEYS[2], task)
+    if score then
+      removed = redis.call('ZREM', KEYS[2], task)
+      count_delivery(KEYS[3], task, true, started(score))
     end
   end
   if removed > 0 then

@@ -4,10 +4,11 @@
 -- with start marks when ARGV[2] is '1' (a slave queue), without when '0'
 -- (every delivery counts: the master's frontier).
 local marks = ARGV[2] == '1'
-local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now_ms(), 'LIMIT', 0, tonumber(ARGV[1]))
-for _, entry in ipairs(expired) do
+local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now_ms(), 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[1]))
+for i = 1, #expired, 2 do
+  local entry = expired[i]
   redis.call('ZREM', KEYS[1], entry)
   redis.call('LPUSH', KEYS[2], entry)
-  count_delivery(KEYS[3], entry, marks)
+  count_delivery(KEYS[3], entry, marks, started(expired[i + 1]))
 end
-return #expired
+return #expired / 2

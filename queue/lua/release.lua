@@ -1,21 +1,21 @@
 -- Leased.Release, Leased.Requeue and SlaveQueue.Park: hand back the entries in ARGV[3..]
 -- that are still in flight in KEYS[1], to the head of list KEYS[2]. With
 -- ARGV[1] = '1' (Release: a graceful shutdown handing back work it never
--- finished) the delivery does not count (its start mark is dropped); with
--- '0' (Requeue: an attempt that failed, or a holder that died) it counts
--- in attempts hash KEYS[3] as count_delivery says. ARGV[2] is '1' for
--- start marks (a slave queue), '0' without (every delivery counts: the
--- master's frontier). Reply how many were handed back.
+-- finished) the delivery does not count (its start mark goes with the
+-- entry's score); with '0' (Requeue: an attempt that failed, or a holder
+-- that died) it counts in attempts hash KEYS[3] as count_delivery says.
+-- ARGV[2] is '1' for start marks (a slave queue), '0' without (every
+-- delivery counts: the master's frontier). Reply how many were handed back.
 local uncount, marks = ARGV[1] == '1', ARGV[2] == '1'
 local n = 0
 for i = 3, #ARGV do
   local entry = ARGV[i]
-  if redis.call('ZREM', KEYS[1], entry) == 1 then
+  local score = redis.call('ZSCORE', KEYS[1], entry)
+  if score then
+    redis.call('ZREM', KEYS[1], entry)
     redis.call('LPUSH', KEYS[2], entry)
-    if uncount then
-      forget_start(KEYS[3], entry, marks)
-    else
-      count_delivery(KEYS[3], entry, marks)
+    if not uncount then
+      count_delivery(KEYS[3], entry, marks, started(score))
     end
     n = n + 1
   end
