@@ -18,13 +18,15 @@ import (
 // Status is a job's state and counters, as `client status --json` prints it.
 type Status struct {
 	Job         string `json:"job"`
-	State       string `json:"state"`
+	State       string `json:"state"` // pending, running, paused or finished
 	Round       int64  `json:"round"`
 	SubmittedAt string `json:"submitted_at,omitempty"`
 	StartedAt   string `json:"started_at,omitempty"`
 	FinishedAt  string `json:"finished_at,omitempty"`
 	NextRoundAt string `json:"next_round_at,omitempty"`
 	CancelledAt string `json:"cancelled_at,omitempty"`
+	// PausedAt is when client pause paused the job (state paused).
+	PausedAt string `json:"paused_at,omitempty"`
 	// Cancelling is true from client cancel until the owning master has
 	// stopped the job.
 	Cancelling bool                   `json:"cancelling,omitempty"`
@@ -145,7 +147,7 @@ func (c *Client) status(ctx context.Context, job string, maxSlaves int) (*Status
 		Job: job, State: state[cluster.StateField], SubmittedAt: state[cluster.StateSubmittedAt],
 		StartedAt: state[cluster.StateStartedAt], FinishedAt: state[cluster.StateFinishedAt],
 		NextRoundAt: state[cluster.StateNextRoundAt], CancelledAt: state[cluster.StateCancelledAt],
-		Slaves: map[string]SlaveCounts{},
+		PausedAt: state[cluster.StatePausedAt], Slaves: map[string]SlaveCounts{},
 	}
 	_, st.Cancelling = state[cluster.StateCancel]
 	st.Round, _ = strconv.ParseInt(state[cluster.StateRound], 10, 64)

@@ -399,6 +399,7 @@ func (m *Master) startJob(ctx context.Context, name string, fence int64) {
 		defer m.wg.Done()
 		defer close(owned.done)
 		defer m.deps.Metrics.Queues().Forget(name)
+		defer m.deps.Metrics.JobStates().Forget(name)
 		r := &jobRunner{m: m, name: name, keys: m.deps.Keys.Job(name), fence: fence, log: log}
 		if err := r.run(jctx); err != nil && jctx.Err() == nil {
 			log.Error("job stopped", zap.Error(err))
