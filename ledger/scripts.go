@@ -27,7 +27,7 @@ var Steps = luascript.Set{FS: luaFiles, Consts: luascript.Consts{
 	"F_PAUSED_AT": cluster.StatePausedAt, "F_PAUSED_FROM": cluster.StatePausedFrom,
 	"S_PENDING": cluster.StatePending, "S_RUNNING": cluster.StateRunning, "S_FINISHED": cluster.StateFinished,
 	"S_PAUSED": cluster.StatePaused,
-	"P_COUNT": cluster.AttemptCountPrefix, "P_REASON": cluster.AttemptReasonPrefix,
+	"P_COUNT":  cluster.AttemptCountPrefix, "P_REASON": cluster.AttemptReasonPrefix,
 	"P_STARTED": cluster.AttemptStartedPrefix, "P_UNSTARTED": cluster.AttemptUnstartedPrefix,
 	"F_STAT_STORED": cluster.StatStored, "F_STAT_FAILED": cluster.StatFailed,
 	"F_STAT_RECOVERED": cluster.StatRecovered, "F_STAT_NEAR_DUPLICATES": cluster.StatNearDuplicates,
