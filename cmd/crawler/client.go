@@ -37,7 +37,7 @@ func newClientCmd(a *app) *cobra.Command {
   crawler client jobs    --redis redis://10.0.0.1:6379/0`,
 	}
 	cmd.AddCommand(newSubmitCmd(), newStatusCmd(), newResultsCmd(), newRetryFailedCmd(), newProxiesCmd(),
-		newJobsCmd(), newCancelCmd(), newResetCmd())
+		newJobsCmd(), newCancelCmd(), newPauseCmd(), newResumeCmd(), newResetCmd())
 	return cmd
 }
 

@@ -93,6 +93,21 @@ func cancelOverAPI(cmd *cobra.Command, ac *apiCaller, job string) error {
 	return nil
 }
 
+// pauseOverAPI posts a pause or a resume (action) and says what it did.
+func pauseOverAPI(cmd *cobra.Command, ac *apiCaller, job, action string) error {
+	if job == "" {
+		return errNoJob
+	}
+	var reply struct {
+		State string `json:"state"`
+	}
+	if err := ac.call(cmd.Context(), http.MethodPost, "jobs/"+url.PathEscape(job)+"/"+action, nil, &reply); err != nil {
+		return err
+	}
+	printPaused(cmd, job, action, reply.State)
+	return nil
+}
+
 func resetOverAPI(cmd *cobra.Command, ac *apiCaller, job string) error {
 	var reply struct {
 		KeysRemoved int `json:"keys_removed"`
