@@ -36,8 +36,13 @@ type pauseSite struct {
 
 func newPauseSite(t *testing.T, details int, free int64) (*pauseSite, string) {
 	t.Helper()
-	s := &pauseSite{site: demosite.New(demosite.Options{Details: details, PerPage: 30, GoneEvery: -1, FlakyEvery: -1}),
-		free: free, released: make(chan struct{}), asked: map[string]int{}}
+	return servePauseSite(t, demosite.Options{Details: details, PerPage: 30, GoneEvery: -1, FlakyEvery: -1}, free)
+}
+
+// servePauseSite serves a pauseSite over the demo site of opts.
+func servePauseSite(t *testing.T, opts demosite.Options, free int64) (*pauseSite, string) {
+	t.Helper()
+	s := &pauseSite{site: demosite.New(opts), free: free, released: make(chan struct{}), asked: map[string]int{}}
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	t.Cleanup(s.release)
