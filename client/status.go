@@ -229,12 +229,25 @@ func (c *Client) Wait(ctx context.Context, job string, interval time.Duration, p
 // WaitFor is Wait until done, rather than the job's end, says so.
 func (c *Client) WaitFor(ctx context.Context, job string, interval time.Duration, progress func(*Status),
 	done func(*Status) bool) (*Status, error) {
+	return Follow(ctx, job, c.Status, interval, progress, done)
+}
+
+// ErrRefused marks an error of a status read that asking again will not
+// mend (the API refused the caller): Follow stops at it.
+var ErrRefused = errors.New("refused")
+
+// Follow is WaitFor over any way of reading a job's status (through
+// Redis, or a master's API): it reads it every interval until done says
+// so or ctx ends, and stops at an error that is ErrJobNotFound or
+// ErrRefused; others (a server away) are read through again.
+func Follow(ctx context.Context, job string, read func(context.Context, string) (*Status, error), interval time.Duration,
+	progress func(*Status), done func(*Status) bool) (*Status, error) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	var last *Status
 	for {
-		st, err := c.Status(ctx, job)
-		if errors.Is(err, ErrJobNotFound) {
+		st, err := read(ctx, job)
+		if errors.Is(err, ErrJobNotFound) || errors.Is(err, ErrRefused) {
 			return nil, err
 		}
 		if err == nil {

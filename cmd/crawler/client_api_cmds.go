@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -47,24 +46,6 @@ func submitOverAPI(cmd *cobra.Command, ac *apiCaller, jobFile string, force bool
 		return err
 	}
 	fmt.Fprintln(cmd.OutOrStdout(), reply.Name)
-	return nil
-}
-
-// errFollowOverAPI is status --wait or --watch with --api.
-var errFollowOverAPI = errors.New("--api: status --wait and --watch read Redis; over the API, call status without them")
-
-func statusOverAPI(cmd *cobra.Command, ac *apiCaller, job string, asJSON, follow bool) error {
-	switch {
-	case job == "":
-		return errNoJob
-	case follow:
-		return errFollowOverAPI
-	}
-	st, err := ac.status(cmd.Context(), job)
-	if err != nil {
-		return err
-	}
-	printStatus(cmd.OutOrStdout(), st, asJSON)
 	return nil
 }
 

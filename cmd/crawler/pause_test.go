@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -136,7 +137,11 @@ func TestClient_pauseResume(t *testing.T) {
 		!strings.Contains(errOut, "not paused (409)") {
 		t.Errorf("a second resume: %v, stderr %q; want a 409 saying the job is not paused", err, errOut)
 	}
-	st := env.wait(t, "pauseme", 3*time.Minute)
+	var st client.Status // waited for over the API: client status --wait --api
+	if err := json.Unmarshal([]byte(mustClient(t, append([]string{"status", "--job", "pauseme", "--wait", "--timeout", "3m", "--json"},
+		viaAPI...)...)), &st); err != nil {
+		t.Fatal(err)
+	}
 	n := st.Counters
 	if n.Stored != details || n.Discovered != n.Settled() || n.Failed+n.Cancelled+n.Skipped != 0 || n.Queued+n.InFlight != 0 {
 		t.Errorf("after resume: %+v; want %d stored, discovered = settled, nothing failed, cancelled or left", n, details)
