@@ -51,8 +51,6 @@ type jobRunner struct {
 	// tasks go only to slaves that can render (render.go).
 	renderKinds map[string]bool
 
-	// seen is the job's state as the runner last read it (stateChanged).
-	seen string
 	// pausing is set once client pause paused the round: nothing is taken
 	// any more; stopTaking ends abandon, the wait of the round's list
 	// pages not yet sent (pause.go).

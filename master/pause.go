@@ -27,13 +27,12 @@ type JobStateChange struct {
 // state: paused (client pause), running again (client resume, or a
 // round started), finished (a round ended, or a cancel did). It records
 // the state in the metrics, logs the change and hands it to
-// Deps.OnJobState (the hook a webhook sender plugs into). A runner sees
-// the state its job is in when it takes the job up without calling it: a
-// master taking a job over from another says nothing twice.
+// Deps.OnJobState (the hook a webhook sender plugs into). The first state
+// a master sees of a job is not a change: a master taking a job over from
+// another says nothing the other said already.
 func (r *jobRunner) stateChanged(s jobState) {
 	r.m.deps.Metrics.JobStates().Set(r.name, s.state)
-	from := r.seen
-	r.seen = s.state
+	from := r.m.sawState(r.name, s.state)
 	if from == "" || from == s.state {
 		return
 	}
@@ -42,6 +41,15 @@ func (r *jobRunner) stateChanged(s jobState) {
 	if r.m.deps.OnJobState != nil {
 		r.m.deps.OnJobState(c)
 	}
+}
+
+// sawState records that job is in state and returns the state this
+// master saw it in before ("" for none).
+func (m *Master) sawState(job, state string) (from string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	from, m.seen[job] = m.seen[job], state
+	return from
 }
 
 // errPaused stops a round that client pause paused.
