@@ -111,6 +111,7 @@ func TestClient_pauseResume(t *testing.T) {
 		PerHostConcurrency: 2, Capacity: 100_000}.YAML())
 	env.waitProgress(t, "pauseme", "two requests held on the wire", func(client.Counters) bool { return site.held.Load() == 2 })
 
+	pausedAt := time.Now()
 	out := mustClient(t, append([]string{"pause", "--job", "pauseme"}, env.flags()...)...)
 	if !strings.Contains(out, "job pauseme: paused (it was running)") {
 		t.Errorf("client pause printed %q", out)
@@ -120,6 +121,9 @@ func TestClient_pauseResume(t *testing.T) {
 	env.waitProgress(t, "pauseme", "all but the two requests on the wire handed back", func(n client.Counters) bool {
 		return n.InFlight == 2 && n.Queued > 0
 	})
+	// What the "within 2 s" asks, measured, not asserted: from the
+	// pause command to the slaves holding nothing unsent of the job.
+	t.Logf("the slaves handed back the paused job's unsent tasks %v after client pause started", time.Since(pausedAt).Round(time.Millisecond))
 	site.release()
 	env.waitProgress(t, "pauseme", "the two requests on the wire stored", func(n client.Counters) bool {
 		return n.InFlight == 0 && n.Stored == site.free+2
