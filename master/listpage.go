@@ -29,9 +29,9 @@ const idleWait = 200 * time.Millisecond
 
 // feed takes list pages from the frontier and hands them to the downloader,
 // keeping at most ListConcurrency of the job's pages in progress, until
-// ctx ends, the job is paused or another master takes the job over. How many are fetched at
-// once, and how fast, is up to each host's budget. It takes nothing while
-// no slave is live, so nothing is routed to nobody.
+// ctx ends, the job is paused or another master takes the job over. How
+// many are fetched at once, and how fast, is up to each host's budget. It
+// takes nothing while no slave is live, so nothing is routed to nobody.
 func (r *jobRunner) feed(ctx context.Context, round int64) error {
 	for ctx.Err() == nil && !r.pausing.Load() {
 		if err := r.fenced(); err != nil {
