@@ -132,6 +132,25 @@ func (a *API) cancelJob(ctx context.Context, _ *http.Request, job string) (any, 
 	return cancelled{Name: job, Finished: finished}, err
 }
 
+// paused is the reply to a pause or a resume: the state the job was
+// paused in, or went back to.
+type paused struct {
+	Name  string `json:"name"`
+	State string `json:"state"`
+}
+
+// pauseJob pauses a job, as `client pause` does.
+func (a *API) pauseJob(ctx context.Context, _ *http.Request, job string) (any, error) {
+	from, err := a.deps.Client.Pause(ctx, job)
+	return paused{Name: job, State: from}, err
+}
+
+// resumeJob resumes a paused job, as `client resume` does.
+func (a *API) resumeJob(ctx context.Context, _ *http.Request, job string) (any, error) {
+	state, err := a.deps.Client.Resume(ctx, job)
+	return paused{Name: job, State: state}, err
+}
+
 // retried is the reply to retry-failed.
 type retried struct {
 	Name       string         `json:"name"`
@@ -255,7 +274,8 @@ func (a *API) fail(w http.ResponseWriter, err error) {
 		writeError(w, http.StatusNotImplemented, err.Error())
 	case errors.Is(err, client.ErrJobNotFound):
 		writeError(w, http.StatusNotFound, err.Error())
-	case errors.Is(err, client.ErrJobFinished), errors.Is(err, client.ErrJobBusy), errors.Is(err, client.ErrJobActive):
+	case errors.Is(err, client.ErrJobFinished), errors.Is(err, client.ErrJobBusy), errors.Is(err, client.ErrJobActive),
+		errors.Is(err, client.ErrJobCancelling), errors.Is(err, client.ErrJobPaused), errors.Is(err, client.ErrJobNotPaused):
 		writeError(w, http.StatusConflict, err.Error())
 	default:
 		a.log.Warn("api call failed", zap.Error(err))

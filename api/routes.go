@@ -35,6 +35,8 @@ func (a *API) table() []route {
 		{"/api/v1/jobs", map[string]endpoint{http.MethodGet: read(a.listJobs), http.MethodPost: write(a.submitJob)}},
 		{"/api/v1/jobs/{name}", map[string]endpoint{http.MethodGet: read(a.onJob(a.jobStatus)), http.MethodDelete: write(a.onJob(a.resetJob))}},
 		{"/api/v1/jobs/{name}/cancel", map[string]endpoint{http.MethodPost: write(a.onJob(a.cancelJob))}},
+		{"/api/v1/jobs/{name}/pause", map[string]endpoint{http.MethodPost: write(a.onJob(a.pauseJob))}},
+		{"/api/v1/jobs/{name}/resume", map[string]endpoint{http.MethodPost: write(a.onJob(a.resumeJob))}},
 		{"/api/v1/jobs/{name}/retry-failed", map[string]endpoint{http.MethodPost: write(a.onJob(a.retryFailed))}},
 		{"/api/v1/jobs/{name}/items", map[string]endpoint{http.MethodGet: read(a.jobItems)}},
 	}

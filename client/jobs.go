@@ -59,8 +59,9 @@ func (c *Client) Cancel(ctx context.Context, job string) (finished bool, err err
 	return n == ledger.CancelFinished, nil
 }
 
-// ErrJobBusy is returned when resetting a job that is pending or running.
-var ErrJobBusy = errors.New("the job is pending or running; cancel it first")
+// ErrJobBusy is returned when resetting a job that is pending, running or
+// paused.
+var ErrJobBusy = errors.New("the job is pending, running or paused; cancel it first")
 
 // Reset forgets a job that is not running: its spec, state, counters,
 // seeds, dupefilter and near-duplicate index, so that submitting it again
@@ -76,7 +77,7 @@ func (c *Client) Reset(ctx context.Context, job string) (int, error) {
 		}
 	case err != nil:
 		return 0, fmt.Errorf("reset job %s: %w", job, err)
-	case state == cluster.StatePending || state == cluster.StateRunning:
+	case state == cluster.StatePending || state == cluster.StateRunning || state == cluster.StatePaused:
 		return 0, fmt.Errorf("reset job %s: %w", job, ErrJobBusy)
 	}
 	n, err := unlinkTag(ctx, c.rdb, jk.Tag())
@@ -154,4 +155,52 @@ func (c *Client) PreviousRun(ctx context.Context, job string, window time.Durati
 		return nil, nil
 	}
 	return st, nil
+}
+
+// The errors of a pause or resume that changed nothing (the job ledger's
+// sentinels): the job is being cancelled, is paused already, or is not
+// paused.
+var (
+	ErrJobCancelling = ledger.ErrCancelling
+	ErrJobPaused     = ledger.ErrPaused
+	ErrJobNotPaused  = ledger.ErrNotPaused
+)
+
+// Pause pauses a job: its master stops taking list pages and starts no
+// round, and its slaves stop taking its tasks and hand back those they
+// hold but have not sent (uncounted); requests already sent finish and
+// are counted as usual. Its queues keep their tasks, and client status
+// says paused, until Resume. A job between scheduled rounds skips its
+// rounds while paused. It returns the state the job was paused in.
+func (c *Client) Pause(ctx context.Context, job string) (from string, err error) {
+	from, err = ledger.New(c.rdb, c.keys.Job(job)).Pause(ctx, time.Now())
+	if err != nil {
+		return "", fmt.Errorf("pause job %s: %w", job, ledgerError(err))
+	}
+	c.bumpJobs(ctx)
+	return from, nil
+}
+
+// Resume ends a job's pause and returns the state it goes back to; the
+// job goes on from where it stopped. A job being cancelled is not resumed
+// (ErrJobCancelling), and nothing changes.
+func (c *Client) Resume(ctx context.Context, job string) (state string, err error) {
+	state, err = ledger.New(c.rdb, c.keys.Job(job)).Resume(ctx)
+	if err != nil {
+		return "", fmt.Errorf("resume job %s: %w", job, ledgerError(err))
+	}
+	c.bumpJobs(ctx)
+	return state, nil
+}
+
+// ledgerError is err with the ledger's sentinels for a job that does not
+// exist or is finished turned into the client's own.
+func ledgerError(err error) error {
+	switch {
+	case errors.Is(err, ledger.ErrNoJob):
+		return ErrJobNotFound
+	case errors.Is(err, ledger.ErrFinished):
+		return ErrJobFinished
+	}
+	return err
 }

@@ -18,13 +18,15 @@ import (
 // Status is a job's state and counters, as `client status --json` prints it.
 type Status struct {
 	Job         string `json:"job"`
-	State       string `json:"state"`
+	State       string `json:"state"` // pending, running, paused or finished
 	Round       int64  `json:"round"`
 	SubmittedAt string `json:"submitted_at,omitempty"`
 	StartedAt   string `json:"started_at,omitempty"`
 	FinishedAt  string `json:"finished_at,omitempty"`
 	NextRoundAt string `json:"next_round_at,omitempty"`
 	CancelledAt string `json:"cancelled_at,omitempty"`
+	// PausedAt is when client pause paused the job (state paused).
+	PausedAt string `json:"paused_at,omitempty"`
 	// Cancelling is true from client cancel until the owning master has
 	// stopped the job.
 	Cancelling bool                   `json:"cancelling,omitempty"`
@@ -145,7 +147,7 @@ func (c *Client) status(ctx context.Context, job string, maxSlaves int) (*Status
 		Job: job, State: state[cluster.StateField], SubmittedAt: state[cluster.StateSubmittedAt],
 		StartedAt: state[cluster.StateStartedAt], FinishedAt: state[cluster.StateFinishedAt],
 		NextRoundAt: state[cluster.StateNextRoundAt], CancelledAt: state[cluster.StateCancelledAt],
-		Slaves: map[string]SlaveCounts{},
+		PausedAt: state[cluster.StatePausedAt], Slaves: map[string]SlaveCounts{},
 	}
 	_, st.Cancelling = state[cluster.StateCancel]
 	st.Round, _ = strconv.ParseInt(state[cluster.StateRound], 10, 64)
@@ -227,12 +229,25 @@ func (c *Client) Wait(ctx context.Context, job string, interval time.Duration, p
 // WaitFor is Wait until done, rather than the job's end, says so.
 func (c *Client) WaitFor(ctx context.Context, job string, interval time.Duration, progress func(*Status),
 	done func(*Status) bool) (*Status, error) {
+	return Follow(ctx, job, c.Status, interval, progress, done)
+}
+
+// ErrRefused marks an error of a status read that asking again will not
+// mend (the API refused the caller): Follow stops at it.
+var ErrRefused = errors.New("refused")
+
+// Follow is WaitFor over any way of reading a job's status (through
+// Redis, or a master's API): it reads it every interval until done says
+// so or ctx ends, and stops at an error that is ErrJobNotFound or
+// ErrRefused; others (a server away) are read through again.
+func Follow(ctx context.Context, job string, read func(context.Context, string) (*Status, error), interval time.Duration,
+	progress func(*Status), done func(*Status) bool) (*Status, error) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	var last *Status
 	for {
-		st, err := c.Status(ctx, job)
-		if errors.Is(err, ErrJobNotFound) {
+		st, err := read(ctx, job)
+		if errors.Is(err, ErrJobNotFound) || errors.Is(err, ErrRefused) {
 			return nil, err
 		}
 		if err == nil {

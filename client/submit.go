@@ -19,7 +19,7 @@ import (
 )
 
 // ErrJobActive is returned when a job of the same name is pending or running.
-var ErrJobActive = errors.New("a job of that name is already pending or running")
+var ErrJobActive = errors.New("a job of that name is already pending, running or paused")
 
 // ErrJobNotFound is returned for a job name that was never submitted.
 var ErrJobNotFound = errors.New("no such job")

@@ -7,6 +7,9 @@ const (
 	StatePending  = "pending"
 	StateRunning  = "running"
 	StateFinished = "finished"
+	// StatePaused: client pause stopped the job where it was; client
+	// resume restores the state it was paused in (StatePausedFrom).
+	StatePaused = "paused"
 )
 
 // Fields of a job's State hash.
@@ -20,6 +23,8 @@ const (
 	StateSeeded      = "seeded"           // seeds of the round queued so far
 	StateCancel      = "cancel_requested" // client cancel asked the owning master to stop the job
 	StateCancelledAt = "cancelled_at"     // when the master stopped it
+	StatePausedAt    = "paused_at"        // when client pause paused it
+	StatePausedFrom  = "paused_from"      // the state client resume restores
 )
 
 // Counter names in a job's Stats hash. Every detail link found on an allowed

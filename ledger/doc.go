@@ -19,6 +19,13 @@
 //     (Steps composed after its fence): the tasks queued, and those
 //     whose lease lapsed, are dropped and counted cancelled, and the job
 //     is finished once nothing of it is in flight;
+//   - pause and resume (lua/pause.lua, Ledger.Pause; lua/resume.lua,
+//     Ledger.Resume): a paused job keeps its queues, leases and counters
+//     as they are, the state it was paused in kept for resume to
+//     restore; its master and slaves stop taking its work meanwhile, and
+//     the master's steps see it (a round neither starts nor finishes
+//     while it is paused). A job being cancelled is neither paused nor
+//     resumed;
 //   - submit and reset (lua/submit.lua, Ledger.Submit: a finished job
 //     submitted anew restarts its counters), retry (lua/retry.lua,
 //     Ledger.Retry: failed tasks go back, counted failed until acked

@@ -2,6 +2,7 @@ package ledger_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -36,8 +37,9 @@ const (
 // and by a holder whose delivery lapsed), hand back (released or
 // requeued), a lease that lapses and is reclaimed for redelivery, a dead
 // slave's tasks moved, a steal, a cancel carried out (with and without
-// finishing), the job submitted anew once finished (its counters reset)
-// — and checks after every step that
+// finishing), the job submitted anew once finished (its counters reset),
+// paused and resumed (which change no counter and no queue) — and checks
+// after every step that
 //
 //	discovered = stored + failed + skipped + duplicates + cancelled + queued + in flight
 //
@@ -104,8 +106,12 @@ func newJobRun(t *testing.T, rdb redis.UniversalClient, jk cluster.JobKeys, seed
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &jobRun{ctx: context.Background(), rdb: rdb, jk: jk, seed: seed, r: rand.New(rand.NewPCG(seed, 0x6c6564676572)),
+	j := &jobRun{ctx: context.Background(), rdb: rdb, jk: jk, seed: seed, r: rand.New(rand.NewPCG(seed, 0x6c6564676572)),
 		filter: f, queues: queue.New(rdb, jk), ledger: ledger.New(rdb, jk)}
+	if _, err := j.ledger.Submit(j.ctx, []byte(`{"name":"prop"}`), jk.Seeds()+":staged", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	return j
 }
 
 // moveDeadline lapses task's lease on a real Redis: its deadline is moved
@@ -123,7 +129,7 @@ func (j *jobRun) run(t *testing.T) {
 		{"admit", j.admit}, {"admit", j.admit}, {"take", j.take}, {"take", j.take},
 		{"ack", j.ack}, {"ack", j.ack}, {"ack again", j.ackAgain}, {"release", j.handBack(false)},
 		{"requeue", j.handBack(true)}, {"lapse", j.lapseOne}, {"move dead slave's", j.moveDead},
-		{"steal", j.steal}, {"cancel", j.cancel}, {"reset", j.reset},
+		{"steal", j.steal}, {"cancel", j.cancel}, {"reset", j.reset}, {"pause or resume", j.pauseOrResume},
 	}
 	for i := range steps {
 		s := ops[j.r.IntN(len(ops))]
@@ -309,7 +315,8 @@ func (j *jobRun) reset() error {
 		return err
 	}
 	d, err := j.queues.Depth(j.ctx, slaves)
-	if queued, inflight := d.Total(); err != nil || state == cluster.StatePending || queued+inflight > 0 {
+	if queued, inflight := d.Total(); err != nil || state == cluster.StatePending || state == cluster.StatePaused ||
+		queued+inflight > 0 {
 		return err
 	}
 	active, err := j.ledger.Submit(j.ctx, []byte(`{"name":"prop"}`), j.jk.Seeds()+":staged", time.Now())
@@ -355,4 +362,57 @@ func (j *jobRun) check() string {
 		return fmt.Sprintf("slaves' stored %d != the job's %d", perSlave, n(cluster.StatStored))
 	}
 	return ""
+}
+
+// pauseOrResume pauses the job, or resumes it when it is paused: neither
+// changes a counter or a queue, and a resume restores the state paused.
+// A finished job is refused pausing with the ledger's sentinel; one that
+// a cancel finished while paused keeps no trace of the pause.
+func (j *jobRun) pauseOrResume() error {
+	before, err := j.counted()
+	if err != nil {
+		return err
+	}
+	state, err := j.rdb.HGet(j.ctx, j.jk.State(), cluster.StateField).Result()
+	if err != nil {
+		return err
+	}
+	if n, err := j.rdb.HExists(j.ctx, j.jk.State(), cluster.StatePausedFrom).Result(); err != nil || n != (state == cluster.StatePaused) {
+		return fmt.Errorf("state %s with a paused_from field %v (%v)", state, n, err)
+	}
+	var got string
+	if state == cluster.StatePaused {
+		got, err = j.ledger.Resume(j.ctx)
+	} else {
+		got, err = j.ledger.Pause(j.ctx, time.Now())
+	}
+	j.note("pause or resume (state %q): %q, %v", state, got, err)
+	switch {
+	case errors.Is(err, ledger.ErrFinished) && state == cluster.StateFinished:
+	case err != nil:
+		return err
+	case state != cluster.StatePaused && got != state:
+		return fmt.Errorf("paused from %q, the ledger says from %q", state, got)
+	}
+	after, err := j.counted()
+	if err != nil {
+		return err
+	}
+	if before != after {
+		return fmt.Errorf("pause or resume changed what is counted or queued: %s, then %s", before, after)
+	}
+	return nil
+}
+
+// counted is the job's counters and queues as one string.
+func (j *jobRun) counted() (string, error) {
+	stats, err := j.rdb.HGetAll(j.ctx, j.jk.Stats()).Result()
+	if err != nil {
+		return "", err
+	}
+	d, err := j.queues.Depth(j.ctx, slaves)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprint(stats, d), nil
 }

@@ -17,14 +17,17 @@ var luaFiles embed.FS
 // in a cancel (A_) and the replies Go tells apart (R_) reach Lua as
 // locals of every script's header. Ledger's methods run the steps any
 // process may take; a master runs its own (cancel carried out, a round
-// started or finished) composed after its fence (Steps.With).
+// started or finished) composed after its fence (Steps.With). The codes
+// the steps fail with are the package's sentinels (codes).
 var Steps = luascript.Set{FS: luaFiles, Consts: luascript.Consts{
 	"F_STATE": cluster.StateField, "F_ROUND": cluster.StateRound, "F_SUBMITTED_AT": cluster.StateSubmittedAt,
 	"F_STARTED_AT": cluster.StateStartedAt, "F_FINISHED_AT": cluster.StateFinishedAt,
 	"F_NEXT_ROUND_AT": cluster.StateNextRoundAt, "F_SEEDED": cluster.StateSeeded,
 	"F_CANCEL": cluster.StateCancel, "F_CANCELLED_AT": cluster.StateCancelledAt,
+	"F_PAUSED_AT": cluster.StatePausedAt, "F_PAUSED_FROM": cluster.StatePausedFrom,
 	"S_PENDING": cluster.StatePending, "S_RUNNING": cluster.StateRunning, "S_FINISHED": cluster.StateFinished,
-	"P_COUNT": cluster.AttemptCountPrefix, "P_REASON": cluster.AttemptReasonPrefix,
+	"S_PAUSED": cluster.StatePaused,
+	"P_COUNT":  cluster.AttemptCountPrefix, "P_REASON": cluster.AttemptReasonPrefix,
 	"P_UNSTARTED":   cluster.AttemptUnstartedPrefix,
 	"F_STAT_STORED": cluster.StatStored, "F_STAT_FAILED": cluster.StatFailed,
 	"F_STAT_RECOVERED": cluster.StatRecovered, "F_STAT_NEAR_DUPLICATES": cluster.StatNearDuplicates,
@@ -37,7 +40,8 @@ var Steps = luascript.Set{FS: luaFiles, Consts: luascript.Consts{
 	"R_NO_JOB": int(CancelNoJob), "R_FINISHED_ALREADY": int(CancelFinishedAlready), "R_ASKED": int(CancelAsked),
 	"R_FINISHED_HERE": int(CancelFinished), "R_DRAINING": int(CancelDraining),
 	"R_ROUND_RUNNING": RoundRunning, "R_ROUND_FINISHED": RoundFinished, "R_ROUND_CANCEL": RoundCancel,
-}}
+	"R_ROUND_PAUSED": RoundPaused,
+}, Codes: codes}
 
 // Fragments are the ledger's files that other packages' scripts end or
 // open with, reading no constant of the ledger's: lua/admit.lua, which a
@@ -51,6 +55,8 @@ var (
 	askCancelScript = Steps.Load("lua/unfenced.lua", "lua/kinds.lua", "lua/cancel.lua")
 	submitScript    = Steps.Load("lua/submit.lua")
 	retryScript     = Steps.Load("lua/retry.lua")
+	pauseScript     = Steps.Load("lua/pause.lua")
+	resumeScript    = Steps.Load("lua/resume.lua")
 )
 
 // The replies of a master's finish step (lua/finish.lua).
@@ -62,4 +68,7 @@ const (
 	// RoundCancel: client cancel asked to stop the job; its master
 	// carries the cancel out.
 	RoundCancel = 2
+	// RoundPaused: client pause paused the job; its master stops the
+	// round where it is until client resume.
+	RoundPaused = 3
 )

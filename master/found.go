@@ -23,7 +23,7 @@ const foundBatch = 64
 // next one, and the dupefilter's once-guard admits its items once.
 func (r *jobRunner) drainFound(ctx context.Context, round int64) error {
 	wait := idleWait / 4
-	for ctx.Err() == nil {
+	for ctx.Err() == nil && !r.pausing.Load() {
 		if err := r.fenced(); err != nil {
 			return err
 		}

@@ -166,8 +166,8 @@ func appendCounters(args []any, counters map[string]int64) []any {
 
 // tryFinish marks the round finished if no work is left (the job
 // ledger's finish step); it reports ledger.RoundFinished then,
-// ledger.RoundCancel if the job is to be cancelled, else
-// ledger.RoundRunning.
+// ledger.RoundCancel if the job is to be cancelled, ledger.RoundPaused if
+// it is paused, else ledger.RoundRunning.
 func (f *frontier) tryFinish(ctx context.Context, nextRound time.Time) (int, error) {
 	keys := make([]string, 0, 8+2*f.maxSlaves)
 	keys = append(keys, f.keys.State(), f.keys.Frontier(), f.keys.FrontierActive(), f.keys.Retry(), f.keys.Seeds(),
@@ -207,6 +207,7 @@ type jobState struct {
 	round           int64
 	nextRound       time.Time
 	cancelRequested bool
+	cancelled       bool // client cancel finished it
 }
 
 // state reads the job's state hash.
@@ -219,5 +220,6 @@ func (f *frontier) state(ctx context.Context) (jobState, error) {
 	s.round, _ = strconv.ParseInt(m[cluster.StateRound], 10, 64)
 	s.nextRound, _ = time.Parse(time.RFC3339, m[cluster.StateNextRoundAt])
 	_, s.cancelRequested = m[cluster.StateCancel]
+	_, s.cancelled = m[cluster.StateCancelledAt]
 	return s, nil
 }

@@ -51,6 +51,13 @@ type jobRunner struct {
 	// tasks go only to slaves that can render (render.go).
 	renderKinds map[string]bool
 
+	// pausing is set once client pause paused the round: nothing is taken
+	// any more; stopTaking ends abandon, the wait of the round's list
+	// pages not yet sent (pause.go).
+	pausing    atomic.Bool
+	abandon    context.Context
+	stopTaking context.CancelFunc
+
 	mu         sync.Mutex
 	inProgress map[string]bool // list pages this runner's workers are processing
 	foundHeld  map[string]bool // Found entries this runner's drain is routing
@@ -71,10 +78,15 @@ func (r *jobRunner) run(ctx context.Context) error {
 			}
 			continue
 		}
+		r.stateChanged(s)
 		switch {
 		case s.cancelRequested:
 			if err := r.cancel(ctx); err != nil {
 				return err
+			}
+		case s.state == cluster.StatePaused: // until client resume, or cancel
+			if !sleep(ctx, r.m.opts.Tick) {
+				return nil
 			}
 		case s.state == cluster.StateRunning:
 			if err := r.runRound(ctx, s.round); err != nil {
@@ -160,10 +172,14 @@ func (r *jobRunner) startRound(ctx context.Context, round int64) error {
 	return nil
 }
 
-// runRound fetches list pages until the round is finished or ctx ends.
+// runRound fetches list pages until the round is finished, the job is
+// cancelled or paused, or ctx ends.
 func (r *jobRunner) runRound(ctx context.Context, round int64) error {
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	r.pausing.Store(false)
+	r.abandon, r.stopTaking = context.WithCancel(context.Background())
+	defer r.stopTaking()
 	g, gctx := errgroup.WithContext(rctx)
 	r.sayRenderers()
 	g.Go(func() error { r.checkListRenderer(gctx); return nil })
@@ -175,8 +191,8 @@ func (r *jobRunner) runRound(ctx context.Context, round int64) error {
 		return r.maintain(gctx, round)
 	})
 	err := g.Wait()
-	if errors.Is(err, errCancel) {
-		return nil // the run loop reads the request and cancels the job
+	if errors.Is(err, errCancel) || errors.Is(err, errPaused) {
+		return nil // the run loop reads the request and cancels the job, or waits for resume
 	}
 	return err
 }
@@ -280,6 +296,8 @@ func (r *jobRunner) maintain(ctx context.Context, round int64) error {
 			return nil
 		case ledger.RoundCancel:
 			return errCancel
+		case ledger.RoundPaused:
+			return r.pause(ctx)
 		}
 	}
 }

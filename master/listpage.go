@@ -29,11 +29,11 @@ const idleWait = 200 * time.Millisecond
 
 // feed takes list pages from the frontier and hands them to the downloader,
 // keeping at most ListConcurrency of the job's pages in progress, until
-// ctx ends or another master takes the job over. How many are fetched at
-// once, and how fast, is up to each host's budget. It takes nothing while
-// no slave is live, so nothing is routed to nobody.
+// ctx ends, the job is paused or another master takes the job over. How
+// many are fetched at once, and how fast, is up to each host's budget. It
+// takes nothing while no slave is live, so nothing is routed to nobody.
 func (r *jobRunner) feed(ctx context.Context, round int64) error {
-	for ctx.Err() == nil {
+	for ctx.Err() == nil && !r.pausing.Load() {
 		if err := r.fenced(); err != nil {
 			return err
 		}
@@ -95,10 +95,15 @@ func (r *jobRunner) startList(ctx context.Context, round int64, d queue.Delivery
 		return
 	}
 	kind := r.rules.Kind(page.PageKind())
-	req := &downloader.Request{URL: page.URL, Job: r.dl, Kind: page.PageKind(), AllowNonHTML: kind != nil && kind.JSON}
+	req := &downloader.Request{Abandon: r.abandon, URL: page.URL, Job: r.dl, Kind: page.PageKind(),
+		AllowNonHTML: kind != nil && kind.JSON}
 	go func() {
 		defer done()
 		res := r.m.dl.Fetch(ctx, req)
+		if res.Kind == downloader.Cancelled && r.pausing.Load() && ctx.Err() == nil {
+			r.handBackPaused(ctx, d.Entry) // not sent: the pause is not the page's fault
+			return
+		}
 		if res.Kind == downloader.Cancelled {
 			return // still in progress: the next orphan sweep puts it back
 		}

@@ -39,6 +39,11 @@ type Master struct {
 
 	mu   sync.Mutex
 	jobs map[string]*ownedJob
+	// seen is each job's state as this master's runners last read it, kept
+	// across runners (a lease lost and taken again), so a change is told
+	// once (stateChanged). It holds a short string per job this master
+	// ever ran.
+	seen map[string]string
 	wg   sync.WaitGroup
 
 	lastScan    time.Time // when the jobs were last scanned
@@ -162,6 +167,7 @@ func New(opts Options, deps Deps) (*Master, error) {
 		assigner:  assigner,
 		registry:  registry,
 		jobs:      map[string]*ownedJob{},
+		seen:      map[string]string{},
 		watchWake: make(chan struct{}, 1),
 		jobsWake:  make(chan struct{}, 1),
 	}, nil
@@ -399,6 +405,7 @@ func (m *Master) startJob(ctx context.Context, name string, fence int64) {
 		defer m.wg.Done()
 		defer close(owned.done)
 		defer m.deps.Metrics.Queues().Forget(name)
+		defer m.deps.Metrics.JobStates().Forget(name)
 		r := &jobRunner{m: m, name: name, keys: m.deps.Keys.Job(name), fence: fence, log: log}
 		if err := r.run(jctx); err != nil && jctx.Err() == nil {
 			log.Error("job stopped", zap.Error(err))

@@ -169,6 +169,10 @@ type Deps struct {
 	// Renderer renders the pages of kinds that say render (one browser
 	// per process); nil fails them with a clear reason.
 	Renderer *render.Renderer
+	// OnJobState, when set, is told of each change of state the master
+	// sees in a job it runs (paused, running again, finished); it is
+	// called on the job's runner, so it must not block for long.
+	OnJobState func(JobStateChange)
 	// Logger is nil for no logging.
 	Logger *zap.Logger
 }

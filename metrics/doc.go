@@ -61,6 +61,8 @@
 //	crawler_fetch_in_flight                   pages being fetched now
 //	crawler_queue_tasks{job,slave,state}      a slave's tasks for a job: queued or inflight
 //	                                          (no role label: the master sets it for every slave)
+//	crawler_job_state{job,state}              1 for the state a job the master runs is in
+//	                                          (pending, running, paused, finished), else 0
 //	crawler_proxies{state}                    proxies in the pool by state (no role or slave)
 //	crawler_neardup_mirror_entries{job}       entries in a slave's copy of a job's near-duplicate
 //	                                          index, replaced ones too until the next window

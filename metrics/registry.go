@@ -24,6 +24,7 @@ type Registry struct {
 	reasons *labelSet
 	command *labelSet
 	queues  *Queues
+	states  *JobStates
 	proxies *Proxies
 	sinks   *Sinks
 
@@ -47,10 +48,11 @@ func New(opts Options) (*Registry, error) {
 		nodes:   make(map[nodeKey]*Node),
 	}
 	r.queues = newQueues(r.jobs)
+	r.states = newJobStates(r.jobs)
 	r.proxies = newProxies()
 	r.sinks = newSinks(r)
 	r.prom.MustRegister(r.f.collectors()...)
-	r.prom.MustRegister(r.queues, r.proxies)
+	r.prom.MustRegister(r.queues, r.states, r.proxies)
 	if opts.Runtime {
 		r.prom.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
@@ -127,6 +129,15 @@ func (r *Registry) Queues() *Queues {
 		return nil
 	}
 	return r.queues
+}
+
+// JobStates returns the job-state gauges, which the master sets; nil (a
+// no-op) on a nil Registry.
+func (r *Registry) JobStates() *JobStates {
+	if r == nil {
+		return nil
+	}
+	return r.states
 }
 
 // Proxies returns the proxy pool gauges; nil (a no-op) on a nil Registry.

@@ -44,7 +44,9 @@ type job struct {
 	// (steal.go). Read and written by the dispatcher alone.
 	stealArmed bool
 	// stopped ends when the job stops running here (client cancel asked to
-	// stop it, or it finished): its requests not yet sent are abandoned.
+	// stop it, client pause paused it, or it finished): its requests not
+	// yet sent are abandoned, and their tasks handed back uncounted
+	// (handBackStopped); those on the wire finish and are acknowledged.
 	stopped context.Context
 	stop    context.CancelFunc
 }

@@ -13,13 +13,24 @@
 // the tables and draws the charts as inline SVG. No framework, no build step,
 // no request leaves for another host, so the page works offline.
 //
+// With a write token of the master's API (package api, served under
+// /api/v1/ beside the page when Options.API is set) the page acts: a
+// second script, actions.js, keeps the token the operator enters in the
+// tab's sessionStorage and sends it as an Authorization header (never a
+// cookie, so no other site can make a browser act on the cluster), offers
+// each job the actions its state allows (pause, resume, cancel,
+// retry-failed), each confirmed in the page before it is sent, and a form
+// that submits a job file. Without the token, or without JavaScript, the
+// page only shows.
+//
 // Routes:
 //
 //	GET /                 the page
 //	GET /api/status       a Snapshot as JSON: everything the page shows
 //	GET /api/history      the samples of the last hour the charts start from
 //	GET /api/jobs/{name}  one Job as JSON; 404 for a job never submitted
-//	GET /static/...       the script and stylesheet
+//	GET /static/...       the scripts and stylesheet
+//	/api/v1/...           the master's API (Options.API), when set
 //
 // The package reads the cluster through a Source; RedisSource is the one
 // the master uses, built on the cluster's own read paths (client.Client.Status,

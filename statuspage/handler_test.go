@@ -196,7 +196,7 @@ func TestHandler_Static(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for path, ctype := range map[string]string{"/static/app.js": "text/javascript", "/static/style.css": "text/css"} {
+	for path, ctype := range map[string]string{"/static/app.js": "text/javascript", "/static/actions.js": "text/javascript", "/static/style.css": "text/css"} {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
 		etag := rec.Header().Get("ETag")

@@ -128,7 +128,7 @@ func staticHandler() http.Handler {
 		etag string
 	}
 	files := map[string]asset{}
-	for _, name := range []string{"app.js", "style.css"} {
+	for _, name := range []string{"app.js", "actions.js", "style.css"} {
 		body, err := assets.ReadFile(path.Join("assets", name))
 		if err != nil {
 			panic(err) // embedded at build time

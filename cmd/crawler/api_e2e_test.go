@@ -221,11 +221,18 @@ func checkAPICancelReset(t *testing.T, c *apiCluster) {
 	c.want(t, 404, "DELETE", "jobs/slowjob?confirm=slowjob", apiWrite, "")
 }
 
-// checkAPIAuth: no token 401, a read token writing 403, a token in the
-// query string 400 even when right, a bad name 400.
+// checkAPIAuth: no token 401, a read token writing 403 (pause and resume
+// too), a token in the query string 400 even when right, a bad name 400,
+// a job never submitted 404.
 func checkAPIAuth(t *testing.T, c *apiCluster) {
 	c.want(t, 401, "GET", "jobs", "", "")
 	c.want(t, 403, "POST", "jobs/apijob/cancel", apiRead, "")
+	c.want(t, 403, "POST", "jobs/apijob/pause", apiRead, "")
+	c.want(t, 403, "POST", "jobs/apijob/resume", apiRead, "")
+	c.want(t, 401, "POST", "jobs/apijob/pause", "", "")
+	c.want(t, 405, "GET", "jobs/apijob/pause", apiRead, "")
+	c.want(t, 404, "POST", "jobs/nosuchjob/pause", apiWrite, "")
+	c.want(t, 400, "POST", "jobs/..%2F..%2Fetc/resume", apiWrite, "")
 	c.want(t, 403, "DELETE", "jobs/apijob?confirm=apijob", apiRead, "")
 	c.want(t, 400, "GET", "jobs?token="+apiRead, "", "")
 	c.want(t, 400, "GET", "jobs/..%2F..%2Fetc", apiRead, "")

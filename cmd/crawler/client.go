@@ -37,7 +37,7 @@ func newClientCmd(a *app) *cobra.Command {
   crawler client jobs    --redis redis://10.0.0.1:6379/0`,
 	}
 	cmd.AddCommand(newSubmitCmd(), newStatusCmd(), newResultsCmd(), newRetryFailedCmd(), newProxiesCmd(),
-		newJobsCmd(), newCancelCmd(), newResetCmd())
+		newJobsCmd(), newCancelCmd(), newPauseCmd(), newResumeCmd(), newResetCmd())
 	return cmd
 }
 
@@ -122,8 +122,13 @@ func newStatusCmd() *cobra.Command {
   crawler client status --job news --watch                      # live: progress, rate, ETA, slaves`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o := statusOptions{job: job, asJSON: asJSON, wait: wait, watch: watch, timeout: timeout,
+				timeoutGiven: cmd.Flags().Changed("timeout")}
 			if done, err := af.overAPI(cmd, func(ac *apiCaller) error {
-				return statusOverAPI(cmd, ac, job, asJSON, wait || watch)
+				if job == "" {
+					return errNoJob
+				}
+				return runStatus(cmd, ac.status, o)
 			}); done {
 				return err
 			}
@@ -132,40 +137,7 @@ func newStatusCmd() *cobra.Command {
 				return err
 			}
 			defer closeRedis()
-			ctx := cmd.Context()
-			var st *client.Status
-			if watch {
-				if cmd.Flags().Changed("timeout") {
-					var cancel context.CancelFunc
-					ctx, cancel = context.WithTimeout(ctx, timeout)
-					defer cancel()
-				}
-				ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
-				defer stop()
-				w := newWatch(cmd.OutOrStdout())
-				st, err = cl.WaitFor(ctx, job, time.Second, w.show, watchDone())
-				w.done()
-				if ctx.Err() != nil && cmd.Context().Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
-					return nil // Ctrl-C: the user stopped watching
-				}
-			} else if wait {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, timeout)
-				defer cancel()
-				st, err = cl.Wait(ctx, job, 500*time.Millisecond, nil)
-			} else {
-				st, err = cl.Status(ctx, job)
-			}
-			if st != nil {
-				printStatus(cmd.OutOrStdout(), st, asJSON)
-			}
-			if errors.Is(err, context.DeadlineExceeded) {
-				return fmt.Errorf("job %s not finished within --timeout %s", job, timeout)
-			}
-			if err == nil && (wait || watch) && st != nil {
-				return storedNothing(st)
-			}
-			return err
+			return runStatus(cmd, cl.Status, o)
 		},
 	}
 	cf.register(cmd)
@@ -177,6 +149,59 @@ func newStatusCmd() *cobra.Command {
 	f.BoolVar(&watch, "watch", false, "follow the job live until it is finished (a job between rounds: until its next round is): progress, rate, ETA and a table per slave")
 	f.DurationVar(&timeout, "timeout", 10*time.Minute, "how long --wait waits, and --watch when given (else until the job is finished or Ctrl-C)")
 	return cmd
+}
+
+// statusOptions are client status's flags.
+type statusOptions struct {
+	job                 string
+	asJSON, wait, watch bool
+	timeout             time.Duration
+	timeoutGiven        bool
+}
+
+// runStatus prints the job's status as read (through Redis or the API):
+// once, or with --wait once it is finished, or with --watch live until it
+// is.
+func runStatus(cmd *cobra.Command, read func(context.Context, string) (*client.Status, error), o statusOptions) error {
+	ctx := cmd.Context()
+	var (
+		st  *client.Status
+		err error
+	)
+	switch {
+	case o.watch:
+		if o.timeoutGiven {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, o.timeout)
+			defer cancel()
+		}
+		ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+		defer stop()
+		w := newWatch(cmd.OutOrStdout())
+		st, err = client.Follow(ctx, o.job, read, time.Second, w.show, watchDone())
+		w.done()
+		if ctx.Err() != nil && cmd.Context().Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
+			return nil // Ctrl-C: the user stopped watching
+		}
+	case o.wait:
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.timeout)
+		defer cancel()
+		st, err = client.Follow(ctx, o.job, read, 500*time.Millisecond, nil,
+			func(st *client.Status) bool { return st.State == cluster.StateFinished })
+	default:
+		st, err = read(ctx, o.job)
+	}
+	if st != nil {
+		printStatus(cmd.OutOrStdout(), st, o.asJSON)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("job %s not finished within --timeout %s", o.job, o.timeout)
+	}
+	if err == nil && (o.wait || o.watch) && st != nil {
+		return storedNothing(st)
+	}
+	return err
 }
 
 // warnNoCrew warns, on stderr, when no master or no slave serves the

@@ -95,7 +95,29 @@ func (c *apiCaller) do(ctx context.Context, method, path string, body []byte) (*
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&e); err != nil || e.Error == "" {
 		e.Error = resp.Status
 	}
-	return nil, fmt.Errorf("%s %s: %s (%d)", method, c.base+path, e.Error, resp.StatusCode)
+	return nil, &apiError{call: method + " " + c.base + path, msg: e.Error, status: resp.StatusCode}
+}
+
+// apiError is an API call answered with an error status.
+type apiError struct {
+	call   string // method and URL
+	msg    string // the API's message
+	status int
+}
+
+func (e *apiError) Error() string { return fmt.Sprintf("%s: %s (%d)", e.call, e.msg, e.status) }
+
+// Unwrap tells a follower (client.Follow) which answers asking again
+// will not mend: a job not found, and any other refusal of the call
+// (400, 401, 403, 409 ...), but not 429 or a server away (5xx).
+func (e *apiError) Unwrap() error {
+	switch {
+	case e.status == http.StatusNotFound:
+		return client.ErrJobNotFound
+	case e.status/100 == 4 && e.status != http.StatusTooManyRequests:
+		return client.ErrRefused
+	}
+	return nil
 }
 
 // call sends a request and decodes its JSON reply into out.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -50,24 +49,6 @@ func submitOverAPI(cmd *cobra.Command, ac *apiCaller, jobFile string, force bool
 	return nil
 }
 
-// errFollowOverAPI is status --wait or --watch with --api.
-var errFollowOverAPI = errors.New("--api: status --wait and --watch read Redis; over the API, call status without them")
-
-func statusOverAPI(cmd *cobra.Command, ac *apiCaller, job string, asJSON, follow bool) error {
-	switch {
-	case job == "":
-		return errNoJob
-	case follow:
-		return errFollowOverAPI
-	}
-	st, err := ac.status(cmd.Context(), job)
-	if err != nil {
-		return err
-	}
-	printStatus(cmd.OutOrStdout(), st, asJSON)
-	return nil
-}
-
 func jobsOverAPI(cmd *cobra.Command, ac *apiCaller, asJSON bool) error {
 	var jobs []*client.Status
 	if err := ac.call(cmd.Context(), http.MethodGet, "jobs", nil, &jobs); err != nil {
@@ -90,6 +71,21 @@ func cancelOverAPI(cmd *cobra.Command, ac *apiCaller, job string) error {
 		return err
 	}
 	printCancelled(cmd, job, reply.Finished)
+	return nil
+}
+
+// pauseOverAPI posts a pause or a resume (action) and says what it did.
+func pauseOverAPI(cmd *cobra.Command, ac *apiCaller, job, action string) error {
+	if job == "" {
+		return errNoJob
+	}
+	var reply struct {
+		State string `json:"state"`
+	}
+	if err := ac.call(cmd.Context(), http.MethodPost, "jobs/"+url.PathEscape(job)+"/"+action, nil, &reply); err != nil {
+		return err
+	}
+	printPaused(cmd, job, action, reply.State)
 	return nil
 }
 

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/crawler-dev/crawler/internal/demosite"
-	"github.com/crawler-dev/crawler/internal/testenv"
 )
 
 // TestClient_overAPI (issue 32): the client commands given --api and
@@ -40,9 +39,11 @@ func TestClient_overAPI(t *testing.T) {
 	if out := must(append([]string{"submit", "--job", writeJob(t, "viaapi", base)}, viaAPI...)...); strings.TrimSpace(out) != "viaapi" {
 		t.Fatalf("submit printed %q", out)
 	}
-	testenv.Eventually(t, 3*time.Minute, "the job to finish, read over the API", func() bool {
-		return strings.Contains(must(append([]string{"status", "--job", "viaapi", "--json"}, viaAPI...)...), `"state":"finished"`)
-	})
+	// --watch follows the job over the API until it is finished, and
+	// prints its last status.
+	if out := must(append([]string{"status", "--job", "viaapi", "--watch", "--timeout", "3m", "--json"}, viaAPI...)...); !strings.Contains(out, `"state":"finished"`) {
+		t.Fatalf("status --watch over the API ended with:\n%s", out)
+	}
 	for _, args := range [][]string{{"status", "--job", "viaapi"}, {"status", "--job", "viaapi", "--json"}, {"jobs"}, {"jobs", "--json"}} {
 		if api, redis := must(append(args, viaAPI...)...), must(append(args, c.env.flags()...)...); api != redis {
 			t.Errorf("client %s prints over the API:\n%s\nand through Redis:\n%s", strings.Join(args, " "), api, redis)
@@ -64,14 +65,17 @@ func TestClient_overAPI(t *testing.T) {
 	if out := must(append([]string{"retry-failed", "--job", "viaapi"}, viaAPI...)...); !strings.HasPrefix(out, "2 failed pages of job viaapi re-enqueued") {
 		t.Errorf("retry-failed printed %q", out)
 	}
-	c.waitFinished(t, "viaapi")
+	// --wait waits over the API for the job the retry started again.
+	if out := must(append([]string{"status", "--job", "viaapi", "--wait", "--timeout", "3m", "--json"}, viaAPI...)...); !strings.Contains(out, `"state":"finished"`) {
+		t.Fatalf("status --wait over the API ended with:\n%s", out)
+	}
 
 	refusals := map[string][]string{
 		"(409)":                           append([]string{"cancel", "--job", "viaapi"}, viaAPI...),
 		"(403)":                           {"cancel", "--job", "viaapi", "--api", viaAPI[1], "--token-file", readFile},
 		"(401)":                           {"jobs", "--api", viaAPI[1]},
 		"give --api or --redis, not both": append([]string{"jobs", "--redis", c.env.redis}, viaAPI...),
-		"--wait and --watch":              append([]string{"status", "--job", "viaapi", "--wait"}, viaAPI...),
+		"no such job (404)":               append([]string{"status", "--job", "nosuchjob", "--wait"}, viaAPI...),
 	}
 	for want, args := range refusals {
 		if _, errOut, err := run(args...); err == nil || !strings.Contains(errOut, want) {

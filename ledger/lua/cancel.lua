@@ -16,7 +16,9 @@
 -- one between rounds, that no master holds (none runs, or none under this
 -- prefix) has nothing queued: it is finished here (its next round
 -- dropped), R_FINISHED_HERE. A running one that no master holds is marked
--- and waits for one, as its slaves may still hold its tasks.
+-- and waits for one, as its slaves may still hold its tasks. A paused job
+-- is asked as the state it was paused in (F_PAUSED_FROM) would be; a job
+-- cancelled while paused ends finished, not paused.
 --
 -- Carried out: every call drops the tasks still queued and those in
 -- flight whose lease lapsed (their slave died: nobody will acknowledge
@@ -39,15 +41,21 @@ if actor == A_ASK then
     return {R_NO_JOB, 0}
   end
   local state, held = redis.call('HGET', K[1], fState), redis.call('EXISTS', K[2]) == 1
+  local paused = state == S_PAUSED
+  if paused then
+    state = redis.call('HGET', K[1], F_PAUSED_FROM) or S_RUNNING
+  end
   if state == finished and redis.call('HEXISTS', K[1], fNext) == 0 then
     return {R_FINISHED_ALREADY, 0}
   end
   if not held and (state == finished or state == pending) then
     if state == pending then
       redis.call('HSET', K[1], fState, finished, fFinished, now)
+    elseif paused then
+      redis.call('HSET', K[1], fState, finished)
     end
     redis.call('HSET', K[1], fCancelled, now)
-    redis.call('HDEL', K[1], fCancel, fNext)
+    redis.call('HDEL', K[1], fCancel, fNext, F_PAUSED_AT, F_PAUSED_FROM)
     return {R_FINISHED_HERE, 0}
   end
   redis.call('HSET', K[1], fCancel, now)
@@ -114,6 +122,6 @@ if finish ~= '1' or inflight > 0 then
   return {R_DRAINING, dropped}
 end
 redis.call('HSET', K[1], fState, finished, fFinished, now, fCancelled, now)
-redis.call('HDEL', K[1], fNext, fCancel)
+redis.call('HDEL', K[1], fNext, fCancel, F_PAUSED_AT, F_PAUSED_FROM)
 redis.call('DEL', K[7], K[8])
 return {R_FINISHED_HERE, dropped}

@@ -5,7 +5,8 @@
 -- for none.
 -- Reply R_ROUND_FINISHED when finished, R_ROUND_CANCEL when client
 -- cancel asked to stop the job (the master then cancels it:
--- frontier.cancel), else R_ROUND_RUNNING. Nothing is left when
+-- frontier.cancel), R_ROUND_PAUSED when client pause paused it (the
+-- master stops the round where it is), else R_ROUND_RUNNING. Nothing is left when
 -- every seed is queued, no list page waits or is in progress, no retried
 -- task waits to be routed, no task waits for a slave that can render
 -- (render-wait list), and no slave has a task queued or in flight.
@@ -15,7 +16,11 @@ local fState, fSeeded, fFinished, fNext, fCancel, running, finished =
 if redis.call('HEXISTS', K[1], fCancel) == 1 then
   return R_ROUND_CANCEL
 end
-if redis.call('HGET', K[1], fState) ~= running then
+local state = redis.call('HGET', K[1], fState)
+if state == S_PAUSED then
+  return R_ROUND_PAUSED
+end
+if state ~= running then
   return R_ROUND_RUNNING
 end
 if tonumber(redis.call('HGET', K[1], fSeeded) or '0') < redis.call('LLEN', K[5]) then

@@ -1,5 +1,5 @@
 -- Ledger.Submit (client submit): store a job's spec and seeds and mark it
--- pending, unless a job of that name is pending or running. KEYS: spec,
+-- pending, unless a job of that name is pending, running or paused. KEYS: spec,
 -- state, stats, seeds, staged seeds. ARGV: spec JSON, now. The seeds were
 -- written to the staging list a batch per command beforehand; here they
 -- replace the job's seeds in one step (UNLINK frees the old ones off
@@ -10,7 +10,7 @@ local fState, fSubmitted, fStarted, fFinished, fNext, fCancel, fCancelled =
   F_STATE, F_SUBMITTED_AT, F_STARTED_AT, F_FINISHED_AT, F_NEXT_ROUND_AT, F_CANCEL, F_CANCELLED_AT
 local pending, running = S_PENDING, S_RUNNING
 local state = redis.call('HGET', KEYS[2], fState)
-if state == pending or state == running then
+if state == pending or state == running or state == S_PAUSED then
   redis.call('UNLINK', KEYS[5])
   return state
 end

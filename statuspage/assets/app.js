@@ -1,7 +1,7 @@
 // The status page's live updates: load the last hour the server sampled
 // (api/history), poll api/status, redraw the tables from it and chart the
-// history. Text goes in through textContent and setAttribute only, never
-// as HTML.
+// history; actions.js adds the actions on jobs. Text goes in through
+// textContent and setAttribute only, never as HTML.
 (() => {
   'use strict';
   document.documentElement.classList.remove('nojs');
@@ -64,8 +64,9 @@
       progress([[p.stored_pct, 'stored'], [p.duplicates_pct, 'dup'], [p.failed_pct, 'failed']],
         [el('b', { class: 'pct' }, pct(p.percent)), ' ', el('span', { class: 'done' }, num(p.done)), ' / ',
           el('span', { class: 'total' }, num(p.total))]),
-      n(c.stored), n(c.failed), n(c.duplicates), n(c.queued), n(c.in_flight), n(c.list_pages)]);
+      n(c.stored), n(c.failed), n(c.duplicates), n(c.queued), n(c.in_flight), n(c.list_pages), el('td', { class: 'actions js-only' })]);
   };
+
 
   // forFetchers is what counts against a slave's capacity: what it holds
   // less what it parked (a paused or slow host's), as it published them.
@@ -138,7 +139,7 @@
     set('t-running', num(t.jobs_running)); set('t-jobs', num(c.jobs_total)); set('t-slaves', num(t.slaves_live));
     set('t-queued', num(t.queued)); set('t-inflight', num(t.in_flight)); set('t-stored', num(t.stored));
     set('t-failed', num(t.failed)); set('t-proxies', snap.proxies ? num(snap.proxies.usable) : '–');
-    rows('jobs', snap.jobs, jobRow, 9, 'No jobs submitted yet.', now);
+    rows('jobs', snap.jobs, jobRow, 10, 'No jobs submitted yet.', now);
     rows('slaves', snap.slaves, slaveRow, 11, 'No live slaves.', now, c.lease_ms);
     rows('failures', snap.jobs.filter(hasFailures), failRow, 3, 'No failures or warnings in the jobs shown.', now);
     rows('hosts', snap.hosts || [], hostRow, 7, 'No host has tasks held.', now);
@@ -146,6 +147,7 @@
       snap.proxies ? 'No usable proxies: requests go direct (jobs with proxy: require wait).' : 'The proxy pool could not be read.', now);
     $('pool').replaceChildren(...pool(snap.proxies, now));
     $('errors').replaceChildren(...(snap.errors || []).map((e) => el('p', {}, e)));
+    document.dispatchEvent(new CustomEvent('crawler:rendered', { detail: snap })); // actions.js fills the actions
   };
 
   // add appends a point to the history, with the rates since the previous
