@@ -19,7 +19,7 @@ type sinkFlags struct{ uris []string }
 
 func (s *sinkFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&s.uris, "sink", nil,
-		"also send items and failures here (repeatable): postgres://USER:PASS@HOST/DB[?table=items], warc:DIR[?max_size=1GiB], kafka://HOST:9092[,HOST:9092]/TOPIC; a task is acknowledged once every sink took its item (docs/sinks.md)")
+		"also send items and failures here (repeatable): postgres://USER:PASS@HOST/DB[?table=items], warc:DIR[?max_size=1GiB], kafka://HOST:9092[,HOST:9092]/TOPIC, s3://BUCKET/PREFIX[?endpoint=HOST:PORT]; a task is acknowledged once every sink took its item (docs/sinks.md)")
 }
 
 // validate parses every URI, so a typo fails before anything connects.
