@@ -148,6 +148,12 @@ func TestCluster_SinkKillSlave(t *testing.T) {
 	items := env.results(t, job)
 	checkFileCrawl(t, site, base, final, items, env.failedURLs(t, job))
 	checkSinkRows(t, pool, table, items)
+	// The slaves add their sinks' counts to the job's status every second
+	// and when they stop; the killed slave's last second is lost.
+	testenv.Eventually(t, time.Minute, "the sink's counts in client status --json", func() bool {
+		st := env.wait(t, job, time.Minute)
+		return len(st.Sinks) == 1 && st.Sinks["postgres"].Accepted > 0 && st.Sinks["postgres"].Refused == 0
+	})
 }
 
 // TestRun_SinkWARC: `crawler run --sink warc:DIR` archives each stored
@@ -357,6 +363,10 @@ func TestRun_SinkS3(t *testing.T) {
 		t.Fatalf("the run printed the secret key:\n%s", tail(run.out.String(), 3000))
 	}
 	summary := regexp.MustCompile(`sink (\S+): accepted (\d+), retried (\d+), refused 0`).FindStringSubmatch(run.out.String())
+	status := regexp.MustCompile(`sinks: s3 accepted (\d+), retried (\d+), refused 0`).FindStringSubmatch(run.out.String())
+	if summary == nil || status == nil || status[1] != summary[2] || status[2] != summary[3] {
+		t.Errorf("status line %q, metrics line %q: want the same counts", status, summary)
+	}
 	if summary == nil || summary[1] != "s3://AKIDRUN:xxxxx@crawl/runs?endpoint="+srv.Endpoint() ||
 		atoi(summary[2]) < len(items)+len(failed) || atoi(summary[3]) == 0 {
 		t.Errorf("summary line %q; want the sink without its secret, at least %d accepted, some retried:\n%s",

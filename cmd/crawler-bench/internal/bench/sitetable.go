@@ -60,6 +60,9 @@ func SiteTables(rep SiteReport) []Table {
 	var out []Table
 	for _, l := range rep.Opts.Latencies {
 		out = append(out, siteTable(rep, l))
+		if st := sinkTable(rep, l); st != nil {
+			out = append(out, *st)
+		}
 		var tapped []CrawlResult
 		for _, r := range rep.runsOf(CrawlerCluster, l) {
 			if r.Detail != nil {
@@ -143,8 +146,10 @@ func crawlerLabel(name string, o SiteOptions) string {
 		return fmt.Sprintf("1 master + %d slaves", o.Slaves)
 	case CrawlerRun:
 		return "`crawler run`"
+	case CrawlerColly:
+		return fmt.Sprintf("colly v2, Parallelism %d", o.PerHostConcurrency)
 	}
-	return fmt.Sprintf("colly v2, Parallelism %d", o.PerHostConcurrency)
+	return "`crawler run` --sink " + sinkSchemes[name]
 }
 
 func redisCPUCell(runs []SiteRun) string {
