@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/minio/minio-go/v7/pkg/credentials"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -196,13 +198,7 @@ func TestS3_serverDown(t *testing.T) {
 	}
 	f := NewFanout([]Sink{s}, []Spec{spec}, reg.Sinks(), zap.New(core))
 	defer f.Close()
-	batch := func(from int) []Record {
-		recs := make([]Record, 50)
-		for i := range recs {
-			recs[i] = Record{Item: item("news", from+i, fmt.Sprint(from+i))}
-		}
-		return recs
-	}
+	batch := func(from int) []Record { return itemBatch("news", from, 50) }
 	for _, err := range f.Put(context.Background(), batch(0)) {
 		if err != nil {
 			t.Fatal(err)
@@ -304,7 +300,7 @@ func TestS3_envCredentials(t *testing.T) {
 	}
 	defer s.Close()
 	o := s.(*S3).opts
-	if v, err := o.creds().Get(); err != nil || v.AccessKeyID != s3Access {
+	if v, err := o.creds().GetWithContext(&credentials.CredContext{Client: http.DefaultClient}); err != nil || v.AccessKeyID != s3Access {
 		t.Fatalf("credentials %+v, %v", v.AccessKeyID, err)
 	}
 	put(t, s, Record{Item: item("news", 1, "A")})

@@ -84,14 +84,7 @@ func TestRun_SinkPostgres(t *testing.T) {
 	run := start(t, "run", "run", "--job", jobFile, "-o", out, "--concurrency", "8", "--sink", sinkURI)
 	testenv.Eventually(t, 2*time.Minute, "the first rows in the table", func() bool { return countSinkRows(t, pool, table) > 0 })
 	pg.down()
-	testenv.Eventually(t, 2*time.Minute, "the run to hold its items for the sink", func() bool {
-		return strings.Contains(run.out.String(), "sink did not take records")
-	})
-	select {
-	case <-run.done:
-		t.Fatalf("the run ended with its sink down:\n%s", tail(run.out.String(), 3000))
-	default:
-	}
+	waitHeld(t, run)
 	pg.up(t)
 	<-run.done
 	if code := run.cmd.ProcessState.ExitCode(); code != 0 {
@@ -112,6 +105,20 @@ func TestRun_SinkPostgres(t *testing.T) {
 	if summary == nil || summary[1] != sinkURI || atoi(summary[2]) < len(items)+failed || atoi(summary[3]) == 0 {
 		t.Errorf("summary line %q; want the sink %s, at least %d accepted, some retried:\n%s",
 			summary, sinkURI, len(items)+failed, tail(run.out.String(), 2000))
+	}
+}
+
+// waitHeld waits for the run to say it holds its items for a sink that
+// is down, and fails if it ended instead.
+func waitHeld(t *testing.T, run *proc) {
+	t.Helper()
+	testenv.Eventually(t, 2*time.Minute, "the run to hold its items for the sink", func() bool {
+		return strings.Contains(run.out.String(), "sink did not take records")
+	})
+	select {
+	case <-run.done:
+		t.Fatalf("the run ended with its sink down:\n%s", tail(run.out.String(), 3000))
+	default:
 	}
 }
 
@@ -316,14 +323,7 @@ func TestRun_SinkS3(t *testing.T) {
 	if err := srv.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, 2*time.Minute, "the run to hold its items for the sink", func() bool {
-		return strings.Contains(run.out.String(), "sink did not take records")
-	})
-	select {
-	case <-run.done:
-		t.Fatalf("the run ended with its sink down:\n%s", tail(run.out.String(), 3000))
-	default:
-	}
+	waitHeld(t, run)
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}

@@ -136,17 +136,7 @@ func (e *siteEnv) crawlRunSink(ctx context.Context, c string, site *countingSite
 // fileRatios are a sink crawler's pages/s over `crawler run`'s with file
 // output alone, round by round.
 func (rep SiteReport) fileRatios(name string, l time.Duration) []float64 {
-	file := map[int]float64{}
-	for _, r := range rep.runsOf(CrawlerRun, l) {
-		file[r.Round] = r.PagesPerSecond()
-	}
-	var out []float64
-	for _, r := range rep.runsOf(name, l) {
-		if f := file[r.Round]; f > 0 {
-			out = append(out, r.PagesPerSecond()/f)
-		}
-	}
-	return out
+	return rep.ratios(name, CrawlerRun, l)
 }
 
 // sinkTable is each sink's pages/s beside file output's, at latency l;

@@ -179,14 +179,19 @@ func (rep SiteReport) runsOf(name string, l time.Duration) []SiteRun {
 
 // collyRatios are a crawler's pages/s over colly's, round by round.
 func (rep SiteReport) collyRatios(name string, l time.Duration) []float64 {
-	colly := map[int]float64{}
-	for _, r := range rep.runsOf(CrawlerColly, l) {
-		colly[r.Round] = r.PagesPerSecond()
+	return rep.ratios(name, CrawlerColly, l)
+}
+
+// ratios are a crawler's pages/s over crawler base's, round by round.
+func (rep SiteReport) ratios(name, base string, l time.Duration) []float64 {
+	peer := map[int]float64{}
+	for _, r := range rep.runsOf(base, l) {
+		peer[r.Round] = r.PagesPerSecond()
 	}
 	var out []float64
 	for _, r := range rep.runsOf(name, l) {
-		if c := colly[r.Round]; c > 0 {
-			out = append(out, r.PagesPerSecond()/c)
+		if p := peer[r.Round]; p > 0 {
+			out = append(out, r.PagesPerSecond()/p)
 		}
 	}
 	return out
