@@ -83,6 +83,7 @@ func NewFanout(sinks []Sink, specs []Spec, m *metrics.Sinks, log *zap.Logger) *F
 		}
 		f.sinks = append(f.sinks, &counted{Sink: s, name: specs[i].String(), status: status})
 	}
+	linkArchives(sinks)
 	return f
 }
 
@@ -245,12 +246,19 @@ func (f *Fanout) TakeCounts() JobCounts {
 	return out
 }
 
-// Close closes every sink and returns their errors joined.
+// Close closes every sink and returns their errors joined. The sinks that
+// copy others' files (s3:// copying warc:'s) close last, once those files
+// are complete.
 func (f *Fanout) Close() error {
 	var errs []error
-	for _, s := range f.sinksOrNone() {
-		if err := s.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close sink %s: %w", s.name, err))
+	for _, last := range []bool{false, true} {
+		for _, s := range f.sinksOrNone() {
+			if _, copier := s.Sink.(*S3); copier != last {
+				continue
+			}
+			if err := s.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("close sink %s: %w", s.name, err))
+			}
 		}
 	}
 	return errors.Join(errs...)

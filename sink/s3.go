@@ -28,6 +28,7 @@ type S3 struct {
 	origin string // host-pid of this process: objects of two processes never share a name
 	seq    atomic.Int64
 	log    *zap.Logger
+	copies *warcCopies // nil without a warc: sink beside it
 }
 
 // s3PutTimeout bounds one object's upload: past it Put says so and the
@@ -196,5 +197,11 @@ func s3Error(err error) error {
 	return err
 }
 
-// Close releases nothing: every object was written when Put returned.
-func (s *S3) Close() error { return nil }
+// Close waits for the WARC files still to copy (up to s3CloseTimeout);
+// the items were all written when Put returned.
+func (s *S3) Close() error {
+	if s.copies != nil {
+		return s.copies.close()
+	}
+	return nil
+}

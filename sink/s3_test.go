@@ -1,10 +1,13 @@
 package sink
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -306,5 +309,100 @@ func TestS3_envCredentials(t *testing.T) {
 	put(t, s, Record{Item: item("news", 1, "A")})
 	if got := storedItems(t, srv, "crawl", "env/"); len(got) != 1 {
 		t.Fatalf("%d items", len(got))
+	}
+}
+
+// TestS3_copiesWARC: with warc: beside it, the s3:// sink copies each
+// completed WARC file to PREFIX/warc/, byte for byte, the last one once
+// the fan-out closes; files completed while the store was down are copied
+// when it is back; a later start skips the files copied and copies its
+// own.
+func TestS3_copiesWARC(t *testing.T) {
+	srv := startS3(t, "crawl")
+	site := latin1Site(t)
+	dir := filepath.Join(t.TempDir(), "warc")
+	open := func() *Fanout {
+		var sinks []Sink
+		var specs []Spec
+		for _, uri := range []string{"warc:" + dir + "?max_size=4KiB", s3URI(srv, "crawl/arch", "")} {
+			s, spec, err := Open(context.Background(), uri, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sinks, specs = append(sinks, s), append(specs, spec)
+		}
+		return NewFanout(sinks, specs, nil, nil)
+	}
+	f := open()
+	recs := fetchExchanges(t, site.URL, 12)
+	put := func(recs []Record) {
+		for _, err := range f.Put(context.Background(), recs) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	put(recs[:3])
+	put(recs[3:6])
+	testenv.Eventually(t, time.Minute, "the first completed file in the bucket", func() bool {
+		objs, err := srv.Objects("crawl", "arch/warc/")
+		return err == nil && len(objs) > 0
+	})
+	before := len(warcFilesNow(dir))
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		put(recs[6:12])
+	}()
+	testenv.Eventually(t, time.Minute, "a file completed while the store is down", func() bool {
+		return len(warcFilesNow(dir)) > before
+	})
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkWARCCopies(t, srv, dir)
+
+	// a later start finds every file copied, and copies a new one
+	f = open()
+	put(fetchExchanges(t, site.URL, 3))
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkWARCCopies(t, srv, dir)
+}
+
+// warcFilesNow lists the completed WARC files of dir.
+func warcFilesNow(dir string) []string {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
+	return files
+}
+
+// checkWARCCopies checks that the bucket holds each completed WARC file
+// of dir, byte for byte, and nothing else.
+func checkWARCCopies(t *testing.T, srv *s3test.Server, dir string) {
+	t.Helper()
+	objs, err := srv.Objects("crawl", "arch/warc/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := warcFiles(t, dir)
+	if len(objs) != len(files) {
+		t.Fatalf("%d objects for %d files", len(objs), len(files))
+	}
+	for _, file := range files {
+		body, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := objs["arch/warc/"+filepath.Base(file)]; !bytes.Equal(got, body) {
+			t.Errorf("copy of %s: %d bytes, file %d", filepath.Base(file), len(got), len(body))
+		}
 	}
 }
