@@ -41,6 +41,19 @@ type Status struct {
 	// (a proxy: require job while the pool holds no usable proxy).
 	Kinds    map[string]KindCounts `json:"kinds,omitempty"`
 	Warnings []string              `json:"warnings,omitempty"`
+	// Sinks are what the slaves' sinks (--sink) did with the job's items
+	// and failures, by the sink's scheme ("postgres", "s3"; "s3#2" for a
+	// slave's second sink of one scheme), the slaves' counts added up.
+	Sinks map[string]SinkCounts `json:"sinks,omitempty"`
+}
+
+// SinkCounts are what the sinks of one scheme did with a job's records:
+// the records they took, the tries that failed and were made again (one
+// per record per try), and the records they will never take.
+type SinkCounts struct {
+	Accepted int64 `json:"accepted"`
+	Retried  int64 `json:"retried"`
+	Refused  int64 `json:"refused"`
 }
 
 // Counters are a job's totals. Once the job is finished,
@@ -156,6 +169,7 @@ func (c *Client) status(ctx context.Context, job string, maxSlaves int) (*Status
 	st.Counters.WaitingForRenderer = depth.RenderWait
 	st.Slaves = slaveCounts(stats, depth)
 	st.Counters.RoundCounts, st.Rounds = recrawlCounts(stats)
+	st.Sinks = sinkCounts(stats)
 	if spec, err := jobspec.Decode([]byte(specCmd.Val())); err == nil {
 		st.Kinds, st.Warnings = kindStatus(spec, stats, st.Counters)
 		st.Warnings = append(st.Warnings, c.proxyWarnings(ctx, spec, st)...)
@@ -265,4 +279,31 @@ func Follow(ctx context.Context, job string, read func(context.Context, string) 
 		case <-t.C:
 		}
 	}
+}
+
+// sinkCounts gathers the per-sink counters ("sink:s3:accepted"); nil
+// when the job's slaves have no sink.
+func sinkCounts(stats map[string]string) map[string]SinkCounts {
+	var out map[string]SinkCounts
+	for k, v := range stats {
+		name, result, ok := cluster.ParseSinkStat(k)
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = map[string]SinkCounts{}
+		}
+		n, _ := strconv.ParseInt(v, 10, 64)
+		sc := out[name]
+		switch result {
+		case cluster.SinkAccepted:
+			sc.Accepted = n
+		case cluster.SinkRetried:
+			sc.Retried = n
+		case cluster.SinkRefused:
+			sc.Refused = n
+		}
+		out[name] = sc
+	}
+	return out
 }

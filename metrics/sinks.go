@@ -1,6 +1,10 @@
 package metrics
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/crawler-dev/crawler/cluster"
+)
 
 // maxSinks bounds the sink label: a process has the few sinks its
 // command line names.
@@ -19,9 +23,9 @@ func newSinks(r *Registry) *Sinks {
 
 // Sink results.
 const (
-	SinkAccepted = "accepted" // the sink took the record
-	SinkRetried  = "retried"  // a try failed and the record is sent again
-	SinkRefused  = "refused"  // the sink will never take the record
+	SinkAccepted = cluster.SinkAccepted // the sink took the record
+	SinkRetried  = cluster.SinkRetried  // a try failed and the record is sent again
+	SinkRefused  = cluster.SinkRefused  // the sink will never take the record
 )
 
 // Count adds n records of sink (its URI, credentials hidden) with result

@@ -1,6 +1,8 @@
 // Package sink sends a slave's items to the places users want them beside
 // the slave's store (MongoDB or the --output file): a PostgreSQL table
-// (postgres://), WARC files (warc:DIR), a Kafka topic (kafka://). Each is named by a
+// (postgres://), WARC files (warc:DIR), a Kafka topic (kafka://), JSON
+// Lines objects in an S3 bucket (s3://; it copies the warc: sink's files
+// too). Each is named by a
 // URI on the command line (`--sink URI`, repeatable; Open parses it and
 // says what is wrong with a URI it cannot use); its credentials never
 // reach a log or an error (Sink names are redacted by internal/redact).

@@ -27,12 +27,45 @@ type Fanout struct {
 	sinks   []*counted
 	log     *zap.Logger
 	metrics *metrics.Sinks
+
+	mu    sync.Mutex
+	byJob JobCounts // since the last TakeCounts
 }
 
-// counted is a sink with the name its records are counted under.
+// JobCounts are what sinks did with jobs' records: by job, by sink (its
+// status name), by result (metrics.SinkAccepted, SinkRetried,
+// SinkRefused).
+type JobCounts map[string]map[string]map[string]int64
+
+// add adds n to job's count of sink's result.
+func (c JobCounts) add(job, sink, result string, n int64) {
+	if c[job] == nil {
+		c[job] = map[string]map[string]int64{}
+	}
+	if c[job][sink] == nil {
+		c[job][sink] = map[string]int64{}
+	}
+	c[job][sink][result] += n
+}
+
+// Merge adds o's counts to c.
+func (c JobCounts) Merge(o JobCounts) {
+	for job, sinks := range o {
+		for sink, results := range sinks {
+			for result, n := range results {
+				c.add(job, sink, result, n)
+			}
+		}
+	}
+}
+
+// counted is a sink with the names its records are counted under: name,
+// its URI with credentials hidden, in the process's metrics; status, its
+// scheme (with #2, #3 … for a second sink of one scheme), in the jobs'
+// status, where the slaves' counts add up.
 type counted struct {
 	Sink
-	name string
+	name, status string
 }
 
 // NewFanout sends to sinks, each named by its Spec (in the same order),
@@ -41,10 +74,16 @@ func NewFanout(sinks []Sink, specs []Spec, m *metrics.Sinks, log *zap.Logger) *F
 	if log == nil {
 		log = zap.NewNop()
 	}
-	f := &Fanout{log: log.Named("sink"), metrics: m}
+	f := &Fanout{log: log.Named("sink"), metrics: m, byJob: JobCounts{}}
+	seen := map[string]int{}
 	for i, s := range sinks {
-		f.sinks = append(f.sinks, &counted{Sink: s, name: specs[i].String()})
+		status := specs[i].Scheme
+		if seen[status]++; seen[status] > 1 {
+			status = fmt.Sprintf("%s#%d", status, seen[status])
+		}
+		f.sinks = append(f.sinks, &counted{Sink: s, name: specs[i].String(), status: status})
 	}
+	linkArchives(sinks)
 	return f
 }
 
@@ -115,9 +154,9 @@ func (f *Fanout) putAll(ctx context.Context, s *counted, recs []Record) []error 
 			i := todo[k]
 			switch {
 			case err == nil:
-				f.count(s, metrics.SinkAccepted, 1)
+				f.count(s, recs[i].Item.Job, metrics.SinkAccepted, 1)
 			case errors.Is(err, ErrRefused):
-				f.count(s, metrics.SinkRefused, 1)
+				f.count(s, recs[i].Item.Job, metrics.SinkRefused, 1)
 				errs[i] = fmt.Errorf("sink %s: %w", s.name, err)
 			default:
 				again, last = append(again, i), err
@@ -139,7 +178,9 @@ func (f *Fanout) putAll(ctx context.Context, s *counted, recs []Record) []error 
 			}
 			return errs
 		}
-		f.count(s, metrics.SinkRetried, len(again))
+		for _, i := range again {
+			f.count(s, recs[i].Item.Job, metrics.SinkRetried, 1)
+		}
 		todo, wait = again, min(2*wait, lastBackoff)
 	}
 }
@@ -162,16 +203,16 @@ func (f *Fanout) putFailure(ctx context.Context, s *counted, fl store.Failure) e
 		err := s.PutFailure(ctx, fl)
 		switch {
 		case err == nil:
-			f.count(s, metrics.SinkAccepted, 1)
+			f.count(s, fl.Job, metrics.SinkAccepted, 1)
 			return nil
 		case errors.Is(err, ErrRefused):
-			f.count(s, metrics.SinkRefused, 1)
+			f.count(s, fl.Job, metrics.SinkRefused, 1)
 			return fmt.Errorf("sink %s: %w", s.name, err)
 		}
 		if serr := ctxtime.Sleep(ctx, wait); serr != nil {
 			return fmt.Errorf("sink %s: record failure of %s: %w (last error: %w)", s.name, fl.URL, serr, err)
 		}
-		f.count(s, metrics.SinkRetried, 1)
+		f.count(s, fl.Job, metrics.SinkRetried, 1)
 		wait = min(2*wait, lastBackoff)
 	}
 }
@@ -183,15 +224,41 @@ func (f *Fanout) sinksOrNone() []*counted {
 	return f.sinks
 }
 
-// count adds n records of s with result to the metrics.
-func (f *Fanout) count(s *counted, result string, n int) { f.metrics.Count(s.name, result, n) }
+// count adds n records of job sent to s with result to the metrics and
+// to the job's counts.
+func (f *Fanout) count(s *counted, job, result string, n int) {
+	f.metrics.Count(s.name, result, n)
+	f.mu.Lock()
+	f.byJob.add(job, s.status, result, int64(n))
+	f.mu.Unlock()
+}
 
-// Close closes every sink and returns their errors joined.
+// TakeCounts returns what the sinks did with each job's records since the
+// last call, for the jobs' status.
+func (f *Fanout) TakeCounts() JobCounts {
+	if f.Len() == 0 {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := f.byJob
+	f.byJob = JobCounts{}
+	return out
+}
+
+// Close closes every sink and returns their errors joined. The sinks that
+// copy others' files (s3:// copying warc:'s) close last, once those files
+// are complete.
 func (f *Fanout) Close() error {
 	var errs []error
-	for _, s := range f.sinksOrNone() {
-		if err := s.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close sink %s: %w", s.name, err))
+	for _, last := range []bool{false, true} {
+		for _, s := range f.sinksOrNone() {
+			if _, copier := s.Sink.(*S3); copier != last {
+				continue
+			}
+			if err := s.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("close sink %s: %w", s.name, err))
+			}
 		}
 	}
 	return errors.Join(errs...)

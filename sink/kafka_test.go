@@ -63,6 +63,15 @@ func consumed(t *testing.T, broker, topic string, want int) []*kgo.Record {
 	return out
 }
 
+// itemBatch is n records of pages from, from+1, …, of job.
+func itemBatch(job string, from, n int) []Record {
+	recs := make([]Record, n)
+	for i := range recs {
+		recs[i] = Record{Item: item(job, from+i, fmt.Sprint(from+i))}
+	}
+	return recs
+}
+
 func header(r *kgo.Record, key string) string {
 	for _, h := range r.Headers {
 		if h.Key == key {
@@ -135,13 +144,7 @@ func TestKafka_brokerStopped(t *testing.T) {
 	}
 	f := NewFanout([]Sink{s}, []Spec{spec}, reg.Sinks(), nil)
 	defer f.Close()
-	batch := func(from int) []Record {
-		recs := make([]Record, 50)
-		for i := range recs {
-			recs[i] = Record{Item: item("news", from+i, fmt.Sprint(from+i))}
-		}
-		return recs
-	}
+	batch := func(from int) []Record { return itemBatch("news", from, 50) }
 	for _, err := range f.Put(context.Background(), batch(0)) {
 		if err != nil {
 			t.Fatal(err)

@@ -38,6 +38,7 @@ var schemes = map[string]scheme{
 	"postgresql": {checkPostgres, openPostgres},
 	"warc":       {checkWARC, openWARC},
 	"kafka":      {checkKafka, openKafka},
+	"s3":         {checkS3, openS3},
 }
 
 // opaqueSchemes are written SCHEME:VALUE, without "//".

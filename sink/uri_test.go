@@ -13,7 +13,7 @@ func TestParse(t *testing.T) {
 		{"", "empty URI"},
 		{"items.jsonl", "no scheme"},
 		{"/var/items", "no scheme"},
-		{"ftp://host/x", `unknown scheme "ftp"; known: kafka://, postgres://, postgresql://, warc:`},
+		{"ftp://host/x", `unknown scheme "ftp"; known: kafka://, postgres://, postgresql://, s3://, warc:`},
 		{"postgres://u:hunter2@host:99999x/db", "malformed URI"},
 		{"warc:", "no directory"},
 		{"kafka://b1:9092,b2:9092", "write kafka://HOST:PORT"},

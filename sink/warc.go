@@ -39,6 +39,8 @@ type WARC struct {
 	infoID string   // its warcinfo record's ID
 	seq    int      // files begun by this sink
 	closed bool
+	// completed, when set, is told each file completed (its final path).
+	completed func(path string)
 }
 
 // warcOptions reads a warc: URI: its directory and ?max_size=.
@@ -154,9 +156,15 @@ func (w *WARC) append(b []byte) error {
 
 // begin creates the next file and writes its warcinfo record.
 func (w *WARC) begin() error {
-	w.seq++
 	host, _ := os.Hostname()
-	name := fmt.Sprintf("crawler-%s-%05d-%s-%d.warc.gz", time.Now().UTC().Format("20060102150405"), w.seq, safeName(host), os.Getpid())
+	var name string
+	for { // a name no complete file has (a sink opened again by this process within the second)
+		w.seq++
+		name = fmt.Sprintf("crawler-%s-%05d-%s-%d.warc.gz", time.Now().UTC().Format("20060102150405"), w.seq, safeName(host), os.Getpid())
+		if _, err := os.Lstat(filepath.Join(w.dir, name)); err != nil {
+			break // none there (or none to see: creating it says why)
+		}
+	}
 	path := filepath.Join(w.dir, name+openSuffix)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
 	if err != nil {
@@ -181,10 +189,26 @@ func (w *WARC) finish() error {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", path, err)
 	}
-	if err := os.Rename(path, strings.TrimSuffix(path, openSuffix)); err != nil {
+	done := strings.TrimSuffix(path, openSuffix)
+	if err := os.Rename(path, done); err != nil {
 		return fmt.Errorf("complete %s: %w", path, err)
 	}
+	if w.completed != nil {
+		w.completed(done)
+	}
 	return nil
+}
+
+// onComplete has f told of each file completed from now on, and of those
+// the directory holds already: a copier (the s3:// sink) takes them.
+func (w *WARC) onComplete(f func(path string)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.completed = f
+	done, _ := filepath.Glob(filepath.Join(w.dir, "*.warc.gz")) // the pattern is well formed
+	for _, path := range done {
+		f(path)
+	}
 }
 
 // abandon leaves a file that could not be cut back as it is (with its

@@ -15,6 +15,7 @@ import (
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/ledger"
 	"github.com/crawler-dev/crawler/statuspage/browsertest"
 	"github.com/crawler-dev/crawler/statuspage/feed"
 	"github.com/crawler-dev/crawler/store"
@@ -43,6 +44,8 @@ func operatorCluster(f *fixture) {
 	}
 	must(f.t, f.rdb.HSet(f.ctx, f.keys.Robots("https://slow.example").File(), cluster.RobotsStatus, 200,
 		cluster.RobotsFetchedAt, time.Now().Add(-3*time.Minute).UnixMilli()).Err())
+	must(f.t, ledger.New(f.rdb, f.keys.Job("news")).AddSinkCounts(f.ctx, map[string]map[string]int64{
+		"postgres": {cluster.SinkAccepted: 1200, cluster.SinkRetried: 96}, "s3": {cluster.SinkAccepted: 1200}}))
 	started := time.Now().Add(-10 * time.Minute)
 	must(f.t, f.rdb.HSet(f.ctx, f.keys.Job("older").State(), cluster.StateStartedAt, started.UTC().Format(time.RFC3339Nano),
 		cluster.StateFinishedAt, started.Add(75*time.Second).UTC().Format(time.RFC3339Nano)).Err())
@@ -96,6 +99,13 @@ func TestRedisSource_operatorView(t *testing.T) {
 	}
 	if d := news.DurationMS; d < 90_000 {
 		t.Errorf("news running for %dms, want at least the 90s since it started", d)
+	}
+	if pg := news.Sinks["postgres"]; len(news.Sinks) != 2 || pg.Accepted != 1200 || pg.Retried != 96 || news.Sinks["s3"].Accepted != 1200 {
+		t.Errorf("news sinks %+v: want postgres 1200 accepted and 96 retried, s3 1200 accepted", news.Sinks)
+	}
+	_, _, page := get(t, srv.URL())
+	if !strings.Contains(string(page), `<tr data-job="news" data-sink="postgres">`) || !strings.Contains(string(page), `data-sink="s3"`) {
+		t.Errorf("the page as served has no sink rows for news")
 	}
 }
 
@@ -168,7 +178,10 @@ func TestBrowser_operatorView(t *testing.T) {
 		"news's last reasons":                 `document.querySelectorAll('#failures tr[data-job="news"] .reasons li').length === 4`,
 		"slow.example's robots.txt":           `document.querySelector('#hosts tr[data-host="slow.example"]').textContent.includes('200 fetched 3m ago')`,
 		"older's duration":                    `document.querySelector('#jobs tr[data-job="older"] .sub').textContent.includes('took 1m')`,
-		"a chart span of whole units":         `/last \d+(s|m|h)$/.test(document.getElementById('c-queue-max').textContent)`,
+		"news's postgres sink, retries marked": `(() => { const c = document.querySelector('#sinks tr[data-job="news"][data-sink="postgres"]').children; ` +
+			`return c[2].textContent.replace(/\D/g, '') === '1200' && c[3].textContent === '96' && c[3].classList.contains('bad') && c[4].textContent === '0'; })()`,
+		"news's s3 sink":              `document.querySelector('#sinks tr[data-job="news"][data-sink="s3"]').children[2].textContent.replace(/\D/g, '') === '1200'`,
+		"a chart span of whole units": `/last \d+(s|m|h)$/.test(document.getElementById('c-queue-max').textContent)`,
 	} {
 		if !eval[bool](t, tab, cond) {
 			t.Errorf("the page does not show %s (%s)", what, cond)

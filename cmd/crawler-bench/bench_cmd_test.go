@@ -27,7 +27,7 @@ func TestBenchCommands_flagErrors(t *testing.T) {
 		{newBenchDedupCmd, []string{"--format", "x"}, "--format: x is not text or md"},
 		{newBenchAssignCmd, []string{"--format", "x"}, "--format: x is not text or md"},
 		{newBenchReportCmd, []string{"--redis-server", "/nonexistent/redis-server", "--quick"}, "redis server:"},
-		{newBenchSiteCmd, []string{"--crawlers", "cluster,scrapy"}, "--crawlers: scrapy is not cluster, run or colly"},
+		{newBenchSiteCmd, []string{"--crawlers", "cluster,scrapy"}, "--crawlers: scrapy is not cluster, run, colly, run-postgres, run-kafka, run-s3, run-warc"},
 		{newBenchSiteCmd, []string{"--rounds", "0"}, "--rounds: 0 is outside 1..100"},
 		{newBenchKindsCmd, []string{"--pages", "0"}, "--pages: 0 is outside 1..1000000"},
 		{newBenchKindsCmd, []string{"--per-page", "0"}, "--per-page: 0 is outside 1..10000"},

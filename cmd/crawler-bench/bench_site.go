@@ -10,7 +10,7 @@ import (
 var benchSiteFlags = fieldFlags{"Details": "details", "PerPage": "per-page", "NextLinks": "next-links",
 	"FaultEvery": "fault-every", "Stall": "stall", "Latencies": "latency", "Rounds": "rounds", "Slaves": "slaves",
 	"PerHostRPS": "per-host-rps", "PerHostConcurrency": "per-host-concurrency", "Crawlers": "crawlers",
-	"Timeout": "timeout", "Format": "format"}
+	"Timeout": "timeout", "Format": "format", "Postgres": "postgres"}
 
 func newBenchSiteCmd() *cobra.Command {
 	opts := bench.DefaultSiteOptions()
@@ -63,7 +63,8 @@ bound: the least time any crawler with that many slots of the site can take.`,
 	fs.IntVar(&opts.Slaves, "slaves", opts.Slaves, "the cluster's slaves")
 	fs.Float64Var(&opts.PerHostRPS, "per-host-rps", opts.PerHostRPS, "the job's per_host_rps")
 	fs.IntVar(&opts.PerHostConcurrency, "per-host-concurrency", opts.PerHostConcurrency, "the job's per_host_concurrency, and colly's Parallelism")
-	fs.StringSliceVar(&opts.Crawlers, "crawlers", opts.Crawlers, "crawlers measured: cluster, run, colly")
+	fs.StringSliceVar(&opts.Crawlers, "crawlers", opts.Crawlers, "crawlers measured: cluster, run, colly, and run with one sink: run-postgres, run-kafka, run-s3, run-warc")
+	fs.StringVar(&opts.Postgres, "postgres", opts.Postgres, "PostgreSQL server the run-postgres crawls write to, a table each")
 	fs.StringVar(&opts.RedisServer, "redis-server", opts.RedisServer, "redis-server executable the cluster's Redis is started from")
 	fs.StringVar(&opts.PeerDir, "peer-dir", opts.PeerDir, "the colly peer's Go module, built with `go build` at the start")
 	fs.DurationVar(&opts.Timeout, "timeout", opts.Timeout, "limit for one crawl")

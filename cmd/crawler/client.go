@@ -272,6 +272,21 @@ func printStatus(w io.Writer, st *client.Status, asJSON bool) {
 			id, s.Routed, s.Stored, s.Failed, s.Queued, s.InFlight)
 	}
 	printKinds(w, st)
+	printSinkCounts(w, st)
+}
+
+// printSinkCounts writes what the slaves' sinks did with the job's
+// records: "  sinks: postgres accepted 120, retried 3, refused 0; s3 …".
+func printSinkCounts(w io.Writer, st *client.Status) {
+	if len(st.Sinks) == 0 {
+		return
+	}
+	parts := make([]string, 0, len(st.Sinks))
+	for _, name := range slices.Sorted(maps.Keys(st.Sinks)) {
+		c := st.Sinks[name]
+		parts = append(parts, fmt.Sprintf("%s accepted %d, retried %d, refused %d", name, c.Accepted, c.Retried, c.Refused))
+	}
+	fmt.Fprintf(w, "  sinks: %s\n", strings.Join(parts, "; "))
 }
 
 // stateText is the job's state, marked when it was cancelled or is being

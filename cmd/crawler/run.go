@@ -292,6 +292,8 @@ func runAllInOne(ctx context.Context, a *app, cfg runConfig, spec *jobspec.Job, 
 		return nil, "", err
 	}
 	defer stopCluster()
+	counter := newSinkCounter(sinks, rdb, keys, a.logger)
+	defer runAside(ctx, counter.run)()
 	// Submit once every slave is live, or the first to register would be
 	// routed all the work of a fast list walk.
 	cl, err := client.New(rdb, client.Options{Keys: keys})
@@ -318,7 +320,20 @@ func runAllInOne(ctx context.Context, a *app, cfg runConfig, spec *jobspec.Job, 
 	if err != nil {
 		return status, what, fmt.Errorf("crawl %s: %w", spec.Name, err)
 	}
-	return status, what, nil
+	return withSinkCounts(ctx, cl, counter, status), what, nil
+}
+
+// withSinkCounts adds what the sinks did that is not counted yet to the
+// job's status, and reads it again: the summary shows every record.
+func withSinkCounts(ctx context.Context, cl *client.Client, counter *sinkCounter, status *client.Status) *client.Status {
+	if counter.sinks.Len() == 0 {
+		return status
+	}
+	counter.flushLast(ctx)
+	if final, err := cl.Status(context.WithoutCancel(ctx), status.Job); err == nil {
+		return final
+	}
+	return status
 }
 
 // runAside runs s (when not nil) until the returned function is called,

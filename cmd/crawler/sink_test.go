@@ -18,6 +18,7 @@ import (
 	"github.com/crawler-dev/crawler/client"
 	"github.com/crawler-dev/crawler/internal/demosite"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/sink/s3test"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -83,14 +84,7 @@ func TestRun_SinkPostgres(t *testing.T) {
 	run := start(t, "run", "run", "--job", jobFile, "-o", out, "--concurrency", "8", "--sink", sinkURI)
 	testenv.Eventually(t, 2*time.Minute, "the first rows in the table", func() bool { return countSinkRows(t, pool, table) > 0 })
 	pg.down()
-	testenv.Eventually(t, 2*time.Minute, "the run to hold its items for the sink", func() bool {
-		return strings.Contains(run.out.String(), "sink did not take records")
-	})
-	select {
-	case <-run.done:
-		t.Fatalf("the run ended with its sink down:\n%s", tail(run.out.String(), 3000))
-	default:
-	}
+	waitHeld(t, run)
 	pg.up(t)
 	<-run.done
 	if code := run.cmd.ProcessState.ExitCode(); code != 0 {
@@ -111,6 +105,20 @@ func TestRun_SinkPostgres(t *testing.T) {
 	if summary == nil || summary[1] != sinkURI || atoi(summary[2]) < len(items)+failed || atoi(summary[3]) == 0 {
 		t.Errorf("summary line %q; want the sink %s, at least %d accepted, some retried:\n%s",
 			summary, sinkURI, len(items)+failed, tail(run.out.String(), 2000))
+	}
+}
+
+// waitHeld waits for the run to say it holds its items for a sink that
+// is down, and fails if it ended instead.
+func waitHeld(t *testing.T, run *proc) {
+	t.Helper()
+	testenv.Eventually(t, 2*time.Minute, "the run to hold its items for the sink", func() bool {
+		return strings.Contains(run.out.String(), "sink did not take records")
+	})
+	select {
+	case <-run.done:
+		t.Fatalf("the run ended with its sink down:\n%s", tail(run.out.String(), 3000))
+	default:
 	}
 }
 
@@ -147,6 +155,12 @@ func TestCluster_SinkKillSlave(t *testing.T) {
 	items := env.results(t, job)
 	checkFileCrawl(t, site, base, final, items, env.failedURLs(t, job))
 	checkSinkRows(t, pool, table, items)
+	// The slaves add their sinks' counts to the job's status every second
+	// and when they stop; the killed slave's last second is lost.
+	testenv.Eventually(t, time.Minute, "the sink's counts in client status --json", func() bool {
+		st := env.wait(t, job, time.Minute)
+		return len(st.Sinks) == 1 && st.Sinks["postgres"].Accepted > 0 && st.Sinks["postgres"].Refused == 0
+	})
 }
 
 // TestRun_SinkWARC: `crawler run --sink warc:DIR` archives each stored
@@ -280,4 +294,82 @@ func recordHeader(r *kgo.Record, key string) string {
 		}
 	}
 	return ""
+}
+
+// TestRun_SinkS3: `crawler run --sink s3://KEY:SECRET@bucket/prefix`
+// writes every stored page's item once as a line of a JSON Lines object
+// and every failure as an object; with the S3 endpoint stopped mid-crawl
+// the run holds its items and ends only once they are all written. The
+// secret key shows nowhere in what the run prints, the summary line
+// included.
+func TestRun_SinkS3(t *testing.T) {
+	t.Parallel()
+	const secret = "Wh1sper-s3cr3t"
+	srv, err := s3test.Start("crawl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	site, base := serveSite(t, faultSite)
+	jobFile := writeJob(t, "s3sink", base)
+	out := filepath.Join(t.TempDir(), "items.jsonl")
+	sinkURI := "s3://AKIDRUN:" + secret + "@crawl/runs?endpoint=" + srv.Endpoint()
+
+	run := start(t, "run", "run", "--job", jobFile, "-o", out, "--concurrency", "8", "--sink", sinkURI)
+	testenv.Eventually(t, 2*time.Minute, "the first objects in the bucket", func() bool {
+		objs, err := srv.Objects("crawl", "runs/s3sink/items/")
+		return err == nil && len(objs) > 0
+	})
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	waitHeld(t, run)
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	<-run.done
+	if code := run.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("crawler run exited %d:\n%s", code, tail(run.out.String(), 4000))
+	}
+	items, _ := itemLines(t, out)
+	lines, err := srv.Lines("crawl", "runs/s3sink/items/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inBucket := map[string]int{}
+	for _, l := range lines {
+		var it store.Item
+		if err := json.Unmarshal([]byte(l), &it); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		inBucket[it.URL]++
+	}
+	for _, it := range items {
+		if inBucket[it.URL] != 1 {
+			t.Errorf("%s is in the bucket %d times, want once", it.URL, inBucket[it.URL])
+		}
+	}
+	if len(inBucket) != len(items) || len(site.Expected()) == 0 {
+		t.Errorf("%d pages in the bucket, %d items", len(inBucket), len(items))
+	}
+	failed, err := srv.Objects("crawl", "runs/s3sink/failed/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := len(failureURLs(t, store.FailuresPath(out))); len(failed) != want || want == 0 {
+		t.Errorf("%d failure objects, %d in the failures file", len(failed), want)
+	}
+	if strings.Contains(run.out.String(), secret) {
+		t.Fatalf("the run printed the secret key:\n%s", tail(run.out.String(), 3000))
+	}
+	summary := regexp.MustCompile(`sink (\S+): accepted (\d+), retried (\d+), refused 0`).FindStringSubmatch(run.out.String())
+	status := regexp.MustCompile(`sinks: s3 accepted (\d+), retried (\d+), refused 0`).FindStringSubmatch(run.out.String())
+	if summary == nil || status == nil || status[1] != summary[2] || status[2] != summary[3] {
+		t.Errorf("status line %q, metrics line %q: want the same counts", status, summary)
+	}
+	if summary == nil || summary[1] != "s3://AKIDRUN:xxxxx@crawl/runs?endpoint="+srv.Endpoint() ||
+		atoi(summary[2]) < len(items)+len(failed) || atoi(summary[3]) == 0 {
+		t.Errorf("summary line %q; want the sink without its secret, at least %d accepted, some retried:\n%s",
+			summary, len(items)+len(failed), tail(run.out.String(), 2000))
+	}
 }

@@ -94,5 +94,7 @@ func runSlave(ctx context.Context, a *app, cf clusterFlags, mf metricsFlag, sf s
 	if err != nil {
 		return err
 	}
-	return runServices(ctx, s.Run, serveMetrics)
+	counter := newSinkCounter(sinks, p.rdb, cf.keys(), a.logger)
+	defer counter.flushLast(ctx)
+	return runServices(ctx, s.Run, serveMetrics, counter.run)
 }

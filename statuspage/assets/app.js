@@ -125,6 +125,14 @@
     return el('tr', { 'data-job': j.job }, [el('td', { class: 'name' }, el('span', { class: 'job' }, j.job)),
       el('td', {}, kinds.length ? kinds : 'none'), el('td', {}, [recent, warns])]);
   };
+  // sinkRows are a job's rows of the sinks table, one per sink (--sink), by
+  // its scheme.
+  const sinkRows = (j) => Object.keys(j.sinks || {}).sort().map((name) => {
+    const s = j.sinks[name];
+    return el('tr', { 'data-job': j.job, 'data-sink': name }, [
+      el('td', { class: 'name' }, el('span', { class: 'job' }, j.job)), el('td', {}, name), n(s.accepted),
+      el('td', { class: s.retried ? 'n bad' : 'n' }, num(s.retried)), el('td', { class: s.refused ? 'n bad' : 'n' }, num(s.refused))]);
+  });
   const hasFailures = (j) => (j.failures && Object.keys(j.failures.by_kind).length) || (j.warnings && j.warnings.length);
 
   const rows = (id, items, row, cols, none, now, arg) => {
@@ -142,6 +150,8 @@
     rows('jobs', snap.jobs, jobRow, 10, 'No jobs submitted yet.', now);
     rows('slaves', snap.slaves, slaveRow, 11, 'No live slaves.', now, c.lease_ms);
     rows('failures', snap.jobs.filter(hasFailures), failRow, 3, 'No failures or warnings in the jobs shown.', now);
+    const sinks = snap.jobs.flatMap(sinkRows);
+    document.querySelector('#sinks tbody').replaceChildren(...(sinks.length ? sinks : [empty(5, 'No job of those shown has sinks (--sink).')]));
     rows('hosts', snap.hosts || [], hostRow, 7, 'No host has tasks held.', now);
     rows('proxies', snap.proxies ? snap.proxies.proxies : [], proxyRow, 8,
       snap.proxies ? 'No usable proxies: requests go direct (jobs with proxy: require wait).' : 'The proxy pool could not be read.', now);

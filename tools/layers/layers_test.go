@@ -33,7 +33,7 @@ var layers = []layer{
 	{name: "client", packages: []string{"client"}},
 	{name: "roles", packages: []string{"api", "master", "slave", "statuspage"}},
 	{name: "test support", packages: []string{"internal/testenv", "proxy/proxytest",
-		"statuspage/browsertest", "store/storetest"}},
+		"sink/s3test", "statuspage/browsertest", "store/storetest"}},
 	{name: "benchmark harness", sideways: true, packages: []string{"cmd/crawler-bench/internal/..."}},
 	{name: "mains", packages: []string{"cmd/crawler", "cmd/crawler-bench"}},
 	{name: "checks", packages: []string{"tools/layers"}},

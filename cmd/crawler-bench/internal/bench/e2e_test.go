@@ -242,6 +242,7 @@ func TestReport(t *testing.T) {
 	for _, want := range []string{"# Benchmarks", "## Machine", "| cores |", "| Redis | 7.", "## Goals",
 		"## One site, beside colly", "| colly v2, Parallelism 16 | ", "| 1 master + 3 slaves | ",
 		"| every crawler stores the same pages, one site at 0s | within 1% | 0.00% off at worst | yes |",
+		"| file only | ", "| file + postgres:// | ", "| file + kafka:// | ", "| file + s3:// | ", "| file + warc: | ",
 		"| Redis CPU per stored page, 0s latency, 2 hosts | ≤ 0.050 ms |", "## Dupefilter, 2k fingerprints",
 		"crawler-bench dedup --n 2000 --batch 1000 --duration 200ms --redis-server redis-server --format md",
 		"## Assigner", "## Crawl, 0s latency, 2 hosts, slaves 1", "crawler-bench crawl --slaves 1 ", "## Idle cluster",

@@ -66,9 +66,11 @@ type SiteOptions struct {
 	// PerHostConcurrency is colly's Parallelism too.
 	PerHostRPS         float64
 	PerHostConcurrency int
-	// Crawlers are the crawlers measured, of CrawlerCluster, CrawlerRun and
-	// CrawlerColly.
+	// Crawlers are the crawlers measured, of CrawlerCluster, CrawlerRun,
+	// CrawlerColly and the sink crawlers (CrawlerRunPostgres, ...).
 	Crawlers []string
+	// Postgres is the PostgreSQL server CrawlerRunPostgres writes to.
+	Postgres string
 	// Timeout bounds one crawl.
 	Timeout time.Duration
 	// Tap counts the cluster's commands on the wire, by role and script,
@@ -86,8 +88,8 @@ func DefaultSiteOptions() SiteOptions {
 	return SiteOptions{RedisServer: "redis-server", PeerDir: "cmd/crawler-bench/peers/colly",
 		Details: 4000, PerPage: 18, NextLinks: 3, FaultEvery: 20, Stall: time.Second,
 		Latencies: []time.Duration{0, 20 * time.Millisecond}, Rounds: 3, Slaves: 3,
-		PerHostRPS: 10_000, PerHostConcurrency: 16, Crawlers: []string{CrawlerCluster, CrawlerRun, CrawlerColly},
-		Timeout: 5 * time.Minute}
+		PerHostRPS: 10_000, PerHostConcurrency: 16, Crawlers: append([]string{CrawlerCluster, CrawlerRun, CrawlerColly}, sinkCrawlers...),
+		Postgres: "postgres://postgres@127.0.0.1:5432/test", Timeout: 5 * time.Minute}
 }
 
 // Validate reports the first bad option, by field.
@@ -124,8 +126,8 @@ func (o SiteOptions) Validate() error {
 		}
 	}
 	for _, c := range o.Crawlers {
-		if c != CrawlerCluster && c != CrawlerRun && c != CrawlerColly {
-			return cluster.Invalid("Crawlers", c, "is not cluster, run or colly")
+		if c != CrawlerCluster && c != CrawlerRun && c != CrawlerColly && sinkSchemes[c] == "" {
+			return cluster.Invalid("Crawlers", c, "is not cluster, run, colly, %s", strings.Join(sinkCrawlers, ", "))
 		}
 	}
 	return nil
@@ -143,6 +145,9 @@ func (o SiteOptions) Args() []string {
 		"--per-host-concurrency", strconv.Itoa(o.PerHostConcurrency), "--crawlers", strings.Join(o.Crawlers, ",")}
 	if o.Tap {
 		args = append(args, "--tap")
+	}
+	if d := DefaultSiteOptions(); o.Postgres != d.Postgres {
+		args = append(args, "--postgres", o.Postgres)
 	}
 	return args
 }
@@ -178,6 +183,9 @@ type SiteRun struct {
 	RedisCalls int64
 	// PeakRSS is the largest process's peak resident set.
 	PeakRSS int64
+	// SinkAccepted is what the sink of a sink crawler took, by the run's
+	// summary.
+	SinkAccepted int64
 	// Redis says which Redis `run` used.
 	Redis string
 	// Detail is the cluster's whole measurement, kept when Tap is set.

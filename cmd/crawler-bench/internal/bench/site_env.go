@@ -27,6 +27,8 @@ type siteEnv struct {
 	// scripts names the scripts the taps saw loaded, across the rounds
 	// (a later round's processes find them loaded and only call them).
 	scripts *scriptNames
+	// sinks are the servers of the sink crawlers.
+	sinks sinkServers
 }
 
 func newSiteEnv(ctx context.Context, opts SiteOptions) (*siteEnv, error) {
@@ -59,6 +61,10 @@ func (e *siteEnv) prepare(ctx context.Context) error {
 				return err
 			}
 			e.redis = s
+		case sinkSchemes[c] != "":
+			if err := e.startSink(c); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -82,6 +88,7 @@ func (e *siteEnv) close() {
 	if e.redis != nil {
 		_ = e.redis.Close()
 	}
+	e.sinks.close()
 	_ = os.RemoveAll(e.dir)
 }
 
@@ -103,8 +110,10 @@ func (e *siteEnv) crawl(ctx context.Context, name string, latency time.Duration)
 		run, err = e.crawlCluster(ctx, site)
 	case CrawlerRun:
 		run, err = e.crawlRun(ctx, site, dir)
-	default:
+	case CrawlerColly:
 		run, err = e.crawlColly(ctx, site, dir)
+	default:
+		run, err = e.crawlRunSink(ctx, name, site, dir)
 	}
 	run.Crawler, run.Latency, run.Requests, run.Expected = name, latency, site.requests.Load(), site.expected()
 	run.SiteBusy, run.SitePeak = time.Duration(site.busy.Load()), site.peak.Load()
@@ -128,14 +137,15 @@ func (e *siteEnv) crawlCluster(ctx context.Context, site *countingSite) (SiteRun
 }
 
 // crawlRun crawls with `crawler run` on its defaults (its own Redis, 3
-// slaves of concurrency 16), items to a JSON Lines file.
-func (e *siteEnv) crawlRun(ctx context.Context, site *countingSite, dir string) (SiteRun, error) {
+// slaves of concurrency 16), items to a JSON Lines file, with more flags
+// (a --sink).
+func (e *siteEnv) crawlRun(ctx context.Context, site *countingSite, dir string, more ...string) (SiteRun, error) {
 	job, err := site.writeJob(dir, e.opts)
 	if err != nil {
 		return SiteRun{}, err
 	}
 	items := filepath.Join(dir, "items.jsonl")
-	p, err := runChild(ctx, e.opts.Timeout, e.opts.Binary, "run", "--job", job, "-o", items, "--quiet")
+	p, err := runChild(ctx, e.opts.Timeout, e.opts.Binary, append([]string{"run", "--job", job, "-o", items, "--quiet"}, more...)...)
 	run := SiteRun{Wall: p.wall, CrawlerCPU: p.cpu - p.childCPU, RedisCPU: p.childCPU, RedisCalls: -1, PeakRSS: p.peakRSS}
 	if err != nil {
 		return run, err
@@ -143,6 +153,9 @@ func (e *siteEnv) crawlRun(ctx context.Context, site *countingSite, dir string) 
 	run.Redis = summaryLine(p.stdout, "redis:")
 	run.Stored, err = countLines(items)
 	run.Failed, run.ListPages = numberAfter(p.stdout, "+ failed "), numberAfter(p.stdout, "list pages ")
+	if _, sinkLine, ok := strings.Cut(p.stdout, "\nsink "); ok {
+		run.SinkAccepted = numberAfter(sinkLine, ": accepted ")
+	}
 	return run, err
 }
 

@@ -60,6 +60,9 @@ func SiteTables(rep SiteReport) []Table {
 	var out []Table
 	for _, l := range rep.Opts.Latencies {
 		out = append(out, siteTable(rep, l))
+		if st := sinkTable(rep, l); st != nil {
+			out = append(out, *st)
+		}
 		var tapped []CrawlResult
 		for _, r := range rep.runsOf(CrawlerCluster, l) {
 			if r.Detail != nil {
@@ -143,8 +146,10 @@ func crawlerLabel(name string, o SiteOptions) string {
 		return fmt.Sprintf("1 master + %d slaves", o.Slaves)
 	case CrawlerRun:
 		return "`crawler run`"
+	case CrawlerColly:
+		return fmt.Sprintf("colly v2, Parallelism %d", o.PerHostConcurrency)
 	}
-	return fmt.Sprintf("colly v2, Parallelism %d", o.PerHostConcurrency)
+	return "`crawler run` --sink " + sinkSchemes[name]
 }
 
 func redisCPUCell(runs []SiteRun) string {
@@ -174,14 +179,19 @@ func (rep SiteReport) runsOf(name string, l time.Duration) []SiteRun {
 
 // collyRatios are a crawler's pages/s over colly's, round by round.
 func (rep SiteReport) collyRatios(name string, l time.Duration) []float64 {
-	colly := map[int]float64{}
-	for _, r := range rep.runsOf(CrawlerColly, l) {
-		colly[r.Round] = r.PagesPerSecond()
+	return rep.ratios(name, CrawlerColly, l)
+}
+
+// ratios are a crawler's pages/s over crawler base's, round by round.
+func (rep SiteReport) ratios(name, base string, l time.Duration) []float64 {
+	peer := map[int]float64{}
+	for _, r := range rep.runsOf(base, l) {
+		peer[r.Round] = r.PagesPerSecond()
 	}
 	var out []float64
 	for _, r := range rep.runsOf(name, l) {
-		if c := colly[r.Round]; c > 0 {
-			out = append(out, r.PagesPerSecond()/c)
+		if p := peer[r.Round]; p > 0 {
+			out = append(out, r.PagesPerSecond()/p)
 		}
 	}
 	return out
