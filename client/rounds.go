@@ -14,6 +14,9 @@ type RoundCounts struct {
 	Changed     int64 `json:"changed"`
 	Unchanged   int64 `json:"unchanged"`
 	NotModified int64 `json:"not_modified"`
+	// Bytes is the size of the page bodies fetched (list pages and item
+	// pages stored), counted against budget.max_bytes.
+	Bytes int64 `json:"bytes"`
 }
 
 // add counts n under stat, one of cluster.RecrawlStats.
@@ -27,6 +30,8 @@ func (r *RoundCounts) add(stat string, n int64) {
 		r.Unchanged += n
 	case cluster.StatNotModified:
 		r.NotModified += n
+	case cluster.StatBytes:
+		r.Bytes += n
 	}
 }
 

@@ -63,6 +63,9 @@ type Job struct {
 	// (If-None-Match, If-Modified-Since); nil means true. See
 	// SendsValidators.
 	Conditional *bool `yaml:"conditional" json:"conditional,omitempty"`
+	// Budget bounds what one round may cost: pages, pages per host, bytes,
+	// time.
+	Budget Budget `yaml:"budget" json:"budget,omitempty"`
 	// MaxRetries is how often a transient fetch error is retried; 0 means
 	// one request per page.
 	MaxRetries int `yaml:"max_retries" json:"max_retries"`

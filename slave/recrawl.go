@@ -9,6 +9,7 @@ import (
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/downloader"
 	"github.com/crawler-dev/crawler/fetch"
+	"github.com/crawler-dev/crawler/ledger"
 	"github.com/crawler-dev/crawler/metrics"
 	"github.com/crawler-dev/crawler/store"
 )
@@ -129,6 +130,9 @@ func (w *work) counts() []string {
 	var counts []string
 	if w.rendered {
 		counts = append(counts, cluster.StatRendered)
+	}
+	if w.bytes > 0 {
+		counts = append(counts, ledger.Add(cluster.StatBytes, w.bytes), ledger.Add(cluster.RoundStat(cluster.StatBytes, w.task.Round), w.bytes))
 	}
 	if w.visit.change == "" {
 		return counts
