@@ -53,12 +53,16 @@ type Job struct {
 	MaxDepth int `yaml:"max_depth" json:"max_depth,omitempty"`
 	// Dedup configures the detail-page dupefilter.
 	Dedup DedupSpec `yaml:"dedup" json:"dedup"`
-	// RecrawlEvery re-seeds the job periodically; 0 crawls once. Detail
-	// pages are fetched again only once the dedup window has passed.
+	// RecrawlEvery re-seeds the job periodically; 0 crawls once. Every
+	// round visits every detail page it finds (the dupefilter
+	// deduplicates within a round), or those due with Recrawl.
 	RecrawlEvery Duration `yaml:"recrawl_every" json:"recrawl_every,omitempty"`
 	// Schedule starts a round at the times of a cron expression (UTC, or
 	// "CRON_TZ=Zone ..."); exclusive with RecrawlEvery. See NextRound.
 	Schedule string `yaml:"schedule" json:"schedule,omitempty"`
+	// Recrawl, when set, has a round check only the known pages that are
+	// due, each page's interval learned from its history.
+	Recrawl *Recrawl `yaml:"recrawl" json:"recrawl,omitempty"`
 	// Conditional re-fetches a stored page with its validators
 	// (If-None-Match, If-Modified-Since); nil means true. See
 	// SendsValidators.

@@ -348,11 +348,12 @@ func (r *jobRunner) candidate(table *assign.Snapshot, round int64, referer strin
 	if err != nil {
 		return dedup.Candidate{}, 0, fmt.Errorf("route %s: %w", link.URL, err)
 	}
+	seen := r.dedupKey(fp, round)
 	if slave == queue.RenderWait { // no slave can render it yet
-		return dedup.Candidate{FP: fp, Queue: r.keys.RenderWait(), Payload: task.Encode()}, slave, nil
+		return dedup.Candidate{FP: seen, Queue: r.keys.RenderWait(), Payload: task.Encode()}, slave, nil
 	}
 	return dedup.Candidate{
-		FP: fp, Queue: r.keys.Queue(slave), Payload: task.Encode(),
+		FP: seen, Queue: r.keys.Queue(slave), Payload: task.Encode(),
 		Counter: cluster.SlaveStat(cluster.StatRouted, slave),
 	}, slave, nil
 }
