@@ -14,6 +14,13 @@ type RoundCounts struct {
 	Changed     int64 `json:"changed"`
 	Unchanged   int64 `json:"unchanged"`
 	NotModified int64 `json:"not_modified"`
+	// Bytes is the size of the page bodies fetched (list pages and item
+	// pages stored), counted against budget.max_bytes.
+	Bytes int64 `json:"bytes"`
+	// SkippedNotDue counts the known pages an adaptive re-crawl did not
+	// check, not due yet (recrawl: {mode: adaptive}); they are in
+	// skipped, not in stored.
+	SkippedNotDue int64 `json:"skipped_not_due,omitempty"`
 }
 
 // add counts n under stat, one of cluster.RecrawlStats.
@@ -27,6 +34,10 @@ func (r *RoundCounts) add(stat string, n int64) {
 		r.Unchanged += n
 	case cluster.StatNotModified:
 		r.NotModified += n
+	case cluster.StatBytes:
+		r.Bytes += n
+	case cluster.StatSkippedNotDue:
+		r.SkippedNotDue += n
 	}
 }
 

@@ -29,9 +29,13 @@ type Status struct {
 	PausedAt string `json:"paused_at,omitempty"`
 	// Cancelling is true from client cancel until the owning master has
 	// stopped the job.
-	Cancelling bool                   `json:"cancelling,omitempty"`
-	Counters   Counters               `json:"counters"`
-	Slaves     map[string]SlaveCounts `json:"slaves"`
+	Cancelling bool `json:"cancelling,omitempty"`
+	// BudgetReached names the budget (max_pages, max_bytes, max_duration)
+	// that ended the round, or ended it early: nothing more was admitted
+	// once it was reached (jobspec.Budget).
+	BudgetReached string                 `json:"budget_reached,omitempty"`
+	Counters      Counters               `json:"counters"`
+	Slaves        map[string]SlaveCounts `json:"slaves"`
 	// Rounds are what each round's visits found, by round number
 	// (counters new, changed, unchanged and not_modified are their sums).
 	Rounds map[string]RoundCounts `json:"rounds,omitempty"`
@@ -75,11 +79,19 @@ type Counters struct {
 	SkippedNotHTML   int64 `json:"skipped_not_html"`
 	SkippedRobots    int64 `json:"skipped_robots"`
 	SkippedOffsite   int64 `json:"skipped_offsite"`
-	DeadLetters      int64 `json:"dead_letters"`
-	Cancelled        int64 `json:"cancelled"`
-	NearDuplicates   int64 `json:"near_duplicates"`
-	Retries          int64 `json:"retries"`
-	Recovered        int64 `json:"recovered"`
+	// The links refused for a budget (in Skipped for detail links; list
+	// pages are not discovered), and the hosts that reached
+	// max_pages_per_host, once a round each.
+	SkippedMaxPages        int64 `json:"skipped_max_pages,omitempty"`
+	SkippedMaxPagesPerHost int64 `json:"skipped_max_pages_per_host,omitempty"`
+	SkippedMaxBytes        int64 `json:"skipped_max_bytes,omitempty"`
+	SkippedMaxDuration     int64 `json:"skipped_max_duration,omitempty"`
+	HostsClosed            int64 `json:"hosts_closed,omitempty"`
+	DeadLetters            int64 `json:"dead_letters"`
+	Cancelled              int64 `json:"cancelled"`
+	NearDuplicates         int64 `json:"near_duplicates"`
+	Retries                int64 `json:"retries"`
+	Recovered              int64 `json:"recovered"`
 	// Rendered counts the detail pages stored and the list pages read
 	// from the DOM the headless browser left (kinds that say render).
 	Rendered int64 `json:"rendered"`
@@ -163,6 +175,7 @@ func (c *Client) status(ctx context.Context, job string, maxSlaves int) (*Status
 		PausedAt: state[cluster.StatePausedAt], Slaves: map[string]SlaveCounts{},
 	}
 	_, st.Cancelling = state[cluster.StateCancel]
+	st.BudgetReached = state[cluster.StateBudgetReached]
 	st.Round, _ = strconv.ParseInt(state[cluster.StateRound], 10, 64)
 	st.Counters = counters(stats)
 	st.Counters.Queued, st.Counters.InFlight = depth.Total()
@@ -190,6 +203,9 @@ func counters(stats map[string]string) Counters {
 		Cancelled:      n(cluster.StatCancelled),
 		NearDuplicates: n(cluster.StatNearDuplicates), Retries: n(cluster.StatRetries),
 		Recovered: n(cluster.StatRecovered), Rendered: n(cluster.StatRendered),
+		SkippedMaxPages: n(cluster.StatSkippedMaxPages), SkippedMaxPagesPerHost: n(cluster.StatSkippedMaxPagesPerHost),
+		SkippedMaxBytes: n(cluster.StatSkippedMaxBytes), SkippedMaxDuration: n(cluster.StatSkippedMaxDuration),
+		HostsClosed: n(cluster.StatHostsClosed),
 	}
 	c.Discovered = c.Routed + c.Duplicates
 	return c

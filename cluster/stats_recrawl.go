@@ -12,6 +12,11 @@ const (
 	StatNotModified = "not_modified" // pages the site answered 304 for
 )
 
+// StatSkippedNotDue counts the known pages an adaptive re-crawl left
+// unchecked in a round, their next check later (in skipped: they are
+// routed and not fetched), over all rounds and per round (RoundStat).
+const StatSkippedNotDue = "skipped_not_due"
+
 // RecrawlStats are the four counters above, in that order.
 var RecrawlStats = []string{StatNew, StatChanged, StatUnchanged, StatNotModified}
 

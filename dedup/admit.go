@@ -44,6 +44,23 @@ type Batch struct {
 	// changes nothing and reports AlreadyApplied; otherwise it adds them
 	// all. No member may hold a newline.
 	OnceMembers []string
+	// Budget, when set, counts the new candidates against a job's page
+	// budget as the job ledger's admission does (ledger/lua/budget.lua):
+	// a new candidate the budget refuses is not enqueued; it counts as
+	// new, and in SkipField, not in its Counter.
+	Budget *Budget
+}
+
+// Budget is a job's page budget, as Admit counts new candidates against
+// it. Its keys share the filter namespace's hash tag.
+type Budget struct {
+	// State is the job's state hash, Key its budget hash.
+	State, Key string
+	// MaxPages and MaxPagesPerHost are 0 for none.
+	MaxPages, MaxPagesPerHost int64
+	// SkipField names the Stats fields (space-separated) that count the
+	// candidates refused.
+	SkipField string
 }
 
 // onceArg is the once-guard's script argument: its members, one a line.
@@ -136,6 +153,12 @@ func admitTail(b Batch, p plan) ([]string, []any) {
 	}
 	if b.OnceKey != "" {
 		keys = append(keys, b.OnceKey)
+	}
+	if bu := b.Budget; bu != nil && b.Stats != "" {
+		keys = append(keys, bu.State, bu.Key)
+		args = append(args, "1", bu.MaxPages, bu.MaxPagesPerHost, bu.SkipField)
+	} else {
+		args = append(args, "0", 0, 0, "")
 	}
 	cs := passed(b, p)
 	qkeys := queueKeys(cs)

@@ -50,7 +50,7 @@ func loadScripts(m Mode) scripts {
 	s := func(tail string) *redis.Script {
 		return dedupScripts.Load("lua/layout.lua", "lua/"+string(m)+".lua", "lua/tail_"+tail+".lua")
 	}
-	admit := admitScripts.Load("lua/layout.lua", "lua/"+string(m)+".lua", "lua/admit.lua")
+	admit := admitScripts.Load("lua/layout.lua", "lua/"+string(m)+".lua", "lua/budget.lua", "lua/admit.lua")
 	return scripts{admit: admit, seen: s("seen"), contains: s("contains"), prepare: s("prepare")}
 }
 

@@ -3,13 +3,16 @@ package jobspec
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
 )
 
-// Duration is a time.Duration that reads "90s", "168h" or a bare 0 from YAML
-// and JSON, and writes itself back as a string.
+// Duration is a time.Duration that reads "90s", "168h", a whole number of
+// days ("30d") or a bare 0 from YAML and JSON, and writes itself back as
+// a string.
 type Duration time.Duration
 
 // Std returns d as a time.Duration.
@@ -63,9 +66,16 @@ func parseDuration(s string) (Duration, error) {
 	if s == "0" || s == "" {
 		return 0, nil
 	}
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.ParseUint(days, 10, 32)
+		if err != nil || n > 100*365 {
+			return 0, fmt.Errorf("%q is not a duration (want e.g. 90s, 24h, 30d)", s)
+		}
+		return Duration(time.Duration(n) * 24 * time.Hour), nil
+	}
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		return 0, fmt.Errorf("%q is not a duration (want e.g. 90s, 24h)", s)
+		return 0, fmt.Errorf("%q is not a duration (want e.g. 90s, 24h, 30d)", s)
 	}
 	return Duration(v), nil
 }

@@ -53,16 +53,23 @@ type Job struct {
 	MaxDepth int `yaml:"max_depth" json:"max_depth,omitempty"`
 	// Dedup configures the detail-page dupefilter.
 	Dedup DedupSpec `yaml:"dedup" json:"dedup"`
-	// RecrawlEvery re-seeds the job periodically; 0 crawls once. Detail
-	// pages are fetched again only once the dedup window has passed.
+	// RecrawlEvery re-seeds the job periodically; 0 crawls once. Every
+	// round visits every detail page it finds (the dupefilter
+	// deduplicates within a round), or those due with Recrawl.
 	RecrawlEvery Duration `yaml:"recrawl_every" json:"recrawl_every,omitempty"`
 	// Schedule starts a round at the times of a cron expression (UTC, or
 	// "CRON_TZ=Zone ..."); exclusive with RecrawlEvery. See NextRound.
 	Schedule string `yaml:"schedule" json:"schedule,omitempty"`
+	// Recrawl, when set, has a round check only the known pages that are
+	// due, each page's interval learned from its history.
+	Recrawl *Recrawl `yaml:"recrawl" json:"recrawl,omitempty"`
 	// Conditional re-fetches a stored page with its validators
 	// (If-None-Match, If-Modified-Since); nil means true. See
 	// SendsValidators.
 	Conditional *bool `yaml:"conditional" json:"conditional,omitempty"`
+	// Budget bounds what one round may cost: pages, pages per host, bytes,
+	// time.
+	Budget Budget `yaml:"budget" json:"budget,omitempty"`
 	// MaxRetries is how often a transient fetch error is retried; 0 means
 	// one request per page.
 	MaxRetries int `yaml:"max_retries" json:"max_retries"`

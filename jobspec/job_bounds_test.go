@@ -157,9 +157,9 @@ func TestDecodeJobSpec(t *testing.T) {
 func TestParseJobSpec_typeErrors(t *testing.T) {
 	for _, tc := range []struct{ line, field string }{
 		{"max_retries: three", "max_retries"},
-		{"recrawl_every: 7d", "recrawl_every"},
+		{"recrawl_every: 1w", "recrawl_every"},
 		{"dedup: {window: 168h, capacity: lots}", "dedup.capacity"},
-		{"dedup: {window: 7d}", "dedup.window"},
+		{"dedup: {window: 7 days}", "dedup.window"},
 		{"headers: [a, b]", "headers"},
 		{"obey_robots: maybe", "obey_robots"},
 	} {

@@ -33,6 +33,7 @@ const (
 const (
 	actorAsk      = "ask"
 	actorCarryOut = "carry-out"
+	actorBudget   = "budget"
 )
 
 // Cancel is a cancel step's reply: what it did and how many tasks it
@@ -61,6 +62,17 @@ func CancelKeys(jk cluster.JobKeys, maxSlaves int) []string {
 // follow them.
 func CarryOutArgs(now time.Time, finish bool) []any {
 	return []any{stamp(now), flag(finish), actorCarryOut}
+}
+
+// BudgetStopArgs are the arguments of a master's stop of a round that
+// reached budget (jobspec.BudgetMaxBytes, jobspec.BudgetMaxDuration) at
+// now: a cancel's drop, its tasks and list pages counted as skipped for
+// the budget (cluster.StatSkipped and skippedField), the budget recorded
+// in the state so that nothing more is admitted. It never finishes the
+// job: the round ends once nothing of it is left. kinds.lua's item kinds
+// follow them.
+func BudgetStopArgs(now time.Time, budget, skippedField string) []any {
+	return []any{stamp(now), flag(false), actorBudget, budget, cluster.StatSkipped + " " + skippedField}
 }
 
 // ParseCancel reads a cancel step's reply.

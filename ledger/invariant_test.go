@@ -17,6 +17,7 @@ import (
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/dedup"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/ledger"
 	"github.com/crawler-dev/crawler/queue"
 )
@@ -37,13 +38,15 @@ const (
 // and by a holder whose delivery lapsed), hand back (released or
 // requeued), a lease that lapses and is reclaimed for redelivery, a dead
 // slave's tasks moved, a steal, a cancel carried out (with and without
-// finishing), the job submitted anew once finished (its counters reset),
-// paused and resumed (which change no counter and no queue) — and checks
-// after every step that
+// finishing), a stop on a budget (max_bytes or max_duration), the job
+// submitted anew once finished (its counters reset), paused and resumed
+// (which change no counter and no queue) — every admission counted
+// against a page budget (max_pages, max_pages_per_host over two hosts) —
+// and checks after every step that
 //
 //	discovered = stored + failed + skipped + duplicates + cancelled + queued + in flight
 //
-// On a real Redis a lease lapses by its deadline being moved into the past
+// and that no more pages were admitted than the budget allows. On a real Redis a lease lapses by its deadline being moved into the past
 // (what the clock passing it does); on a miniredis by the server's clock
 // moved past it. CRAWLER_LEDGER_SEED replays one seed.
 func TestLedger_invariant(t *testing.T) {
@@ -59,11 +62,20 @@ func TestLedger_invariant(t *testing.T) {
 		seeds = []uint64{n}
 	}
 	t.Run("redis", func(t *testing.T) {
+		refused := map[string]int{}
 		for _, seed := range seeds {
 			rdb, keys := testenv.Redis(t)
 			j := newJobRun(t, rdb, keys.Job(fmt.Sprintf("prop%d", seed)), seed)
 			j.lapse = j.moveDeadline
 			j.run(t)
+			for f := range j.refused {
+				refused[f]++
+			}
+		}
+		for _, f := range []string{cluster.StatSkippedMaxPages, cluster.StatSkippedMaxPagesPerHost, cluster.StatSkippedMaxBytes} {
+			if refused[f] == 0 {
+				t.Errorf("no run refused a link for %s: the budget was never reached", f)
+			}
 		}
 	})
 	t.Run("moved clock", func(t *testing.T) {
@@ -97,6 +109,10 @@ type jobRun struct {
 	// lapse makes the lease of task, delivered to slave, lapse.
 	lapse func(ctx context.Context, slave int, task string) error
 	log   []string
+	// budget is what every admission is counted against, and refused
+	// whether it refused a link for each of its bounds (by skipped field).
+	budget  dedup.Budget
+	refused map[string]bool
 }
 
 func newJobRun(t *testing.T, rdb redis.UniversalClient, jk cluster.JobKeys, seed uint64) *jobRun {
@@ -106,8 +122,11 @@ func newJobRun(t *testing.T, rdb redis.UniversalClient, jk cluster.JobKeys, seed
 	if err != nil {
 		t.Fatal(err)
 	}
-	j := &jobRun{ctx: context.Background(), rdb: rdb, jk: jk, seed: seed, r: rand.New(rand.NewPCG(seed, 0x6c6564676572)),
-		filter: f, queues: queue.New(rdb, jk), ledger: ledger.New(rdb, jk)}
+	r := rand.New(rand.NewPCG(seed, 0x6c6564676572))
+	budget := dedup.Budget{State: jk.State(), Key: jk.Budget(), MaxPages: int64(pages/2 + r.IntN(pages)),
+		MaxPagesPerHost: int64(pages/4 + r.IntN(pages/2)), SkipField: cluster.StatSkipped}
+	j := &jobRun{ctx: context.Background(), rdb: rdb, jk: jk, seed: seed, r: r,
+		filter: f, queues: queue.New(rdb, jk), ledger: ledger.New(rdb, jk), budget: budget, refused: map[string]bool{}}
 	if _, err := j.ledger.Submit(j.ctx, []byte(`{"name":"prop"}`), jk.Seeds()+":staged", time.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +148,8 @@ func (j *jobRun) run(t *testing.T) {
 		{"admit", j.admit}, {"admit", j.admit}, {"take", j.take}, {"take", j.take},
 		{"ack", j.ack}, {"ack", j.ack}, {"ack again", j.ackAgain}, {"release", j.handBack(false)},
 		{"requeue", j.handBack(true)}, {"lapse", j.lapseOne}, {"move dead slave's", j.moveDead},
-		{"steal", j.steal}, {"cancel", j.cancel}, {"reset", j.reset}, {"pause or resume", j.pauseOrResume},
+		{"steal", j.steal}, {"cancel", j.cancel}, {"budget stop", j.budgetStop}, {"reset", j.reset},
+		{"pause or resume", j.pauseOrResume},
 	}
 	for i := range steps {
 		s := ops[j.r.IntN(len(ops))]
@@ -154,7 +174,7 @@ func (j *jobRun) admit() error {
 	n := 1 + j.r.IntN(5)
 	var cands []dedup.Candidate
 	for range n {
-		url := "https://example.com/p/" + strconv.Itoa(j.r.IntN(pages))
+		url := "https://" + []string{"example.com", "example.org"}[j.r.IntN(2)] + "/p/" + strconv.Itoa(j.r.IntN(pages))
 		fp := canon.RequestFingerprint("GET", url, nil)
 		slave := int(fp[0]) % slaves
 		task := cluster.Task{URL: url, FP: fp.String(), Job: "prop"}.Encode()
@@ -162,7 +182,7 @@ func (j *jobRun) admit() error {
 			Counter: cluster.SlaveStat(cluster.StatRouted, slave)})
 	}
 	b := dedup.Batch{Candidates: cands, Stats: j.jk.Stats(), NewField: cluster.StatRouted, DupField: cluster.StatDuplicates,
-		OnceKey: j.jk.Committed(1), OnceMember: "list" + strconv.Itoa(j.r.IntN(3*steps))}
+		OnceKey: j.jk.Committed(1), OnceMember: "list" + strconv.Itoa(j.r.IntN(3*steps)), Budget: &j.budget}
 	res, err := j.filter.Admit(j.ctx, b)
 	j.note("admit %d (%s) applied before %v", n, b.OnceMember, res.AlreadyApplied)
 	return err
@@ -306,6 +326,20 @@ func (j *jobRun) cancel() error {
 	return err
 }
 
+// budgetStop stops the round on a budget once in a while, as a master
+// does on max_bytes or max_duration: what is queued and what lapsed is
+// dropped, counted skipped; every admission after it is refused.
+func (j *jobRun) budgetStop() error {
+	if j.r.IntN(8) != 0 {
+		return nil
+	}
+	keys := append(ledger.CancelKeys(j.jk, slaves), j.jk.Stats())
+	args := append(ledger.BudgetStopArgs(time.Now(), jobspec.BudgetMaxBytes, cluster.StatSkippedMaxBytes), "*")
+	c, err := ledger.ParseCancel(carryOutCancel.Run(j.ctx, j.rdb, keys, args...))
+	j.note("budget stop: %d dropped, outcome %d", c.Dropped, c.Outcome)
+	return err
+}
+
 // reset submits the job anew once a cancel finished it and nothing of it
 // is queued or in flight, as client submit does a finished job: its
 // counters restart.
@@ -353,6 +387,14 @@ func (j *jobRun) check() string {
 	if discovered != settled+queued+inflight {
 		return fmt.Sprintf("discovered %d != settled %d + queued %d + in flight %d (stats %v)",
 			discovered, settled, queued, inflight, stats)
+	}
+	if msg := j.checkBudget(); msg != "" {
+		return msg
+	}
+	for _, f := range []string{cluster.StatSkippedMaxPages, cluster.StatSkippedMaxPagesPerHost, cluster.StatSkippedMaxBytes} {
+		if n(f) > 0 {
+			j.refused[f] = true
+		}
 	}
 	var perSlave int64
 	for s := range slaves {
@@ -415,4 +457,22 @@ func (j *jobRun) counted() (string, error) {
 		return "", err
 	}
 	return fmt.Sprint(stats, d), nil
+}
+
+// checkBudget says how the admissions overran the page budget, or "".
+func (j *jobRun) checkBudget() string {
+	b, err := j.rdb.HGetAll(j.ctx, j.jk.Budget()).Result()
+	if err != nil {
+		return err.Error()
+	}
+	for field, v := range b {
+		n, _ := strconv.ParseInt(v, 10, 64)
+		switch {
+		case field == cluster.BudgetPages && n > j.budget.MaxPages:
+			return fmt.Sprintf("%d pages admitted, past max_pages %d", n, j.budget.MaxPages)
+		case strings.HasPrefix(field, cluster.BudgetHostPrefix) && n > j.budget.MaxPagesPerHost:
+			return fmt.Sprintf("%d pages of %s admitted, past max_pages_per_host %d", n, field, j.budget.MaxPagesPerHost)
+		}
+	}
+	return ""
 }

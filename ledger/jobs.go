@@ -15,7 +15,7 @@ import (
 // submitted anew: its counters restart, while its dupefilter keeps what
 // it saw inside the window. It returns "" once submitted.
 func (l *Ledger) Submit(ctx context.Context, spec []byte, staged string, at time.Time) (active string, err error) {
-	res, err := submitScript.Run(ctx, l.rdb, []string{l.keys.Spec(), l.keys.State(), l.keys.Stats(), l.keys.Seeds(), staged},
+	res, err := submitScript.Run(ctx, l.rdb, []string{l.keys.Spec(), l.keys.State(), l.keys.Stats(), l.keys.Seeds(), staged, l.keys.Budget()},
 		spec, at.UTC().Format(time.RFC3339Nano)).Text()
 	if err != nil {
 		return "", fmt.Errorf("submit: %w", err)

@@ -1,6 +1,9 @@
 package ledger
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // The outcome codes of ack.lua: Outcome.code writes them, one letter a
 // task.
@@ -35,9 +38,13 @@ type Outcome struct {
 	Retried bool
 	FP      string
 	// Counts names more stats fields to add one to, with the outcome
-	// (what a re-crawl found: cluster.StatChanged, ...).
+	// (what a re-crawl found: cluster.StatChanged, ...), or to add more
+	// to (Add: the bytes fetched).
 	Counts []string
 }
+
+// Add is an entry of Outcome.Counts that adds n to field, not one.
+func Add(field string, n int64) string { return field + "=" + strconv.FormatInt(n, 10) }
 
 // counted is the stats fields the ack script adds one to besides the
 // outcome's own: why it was skipped, and Counts.

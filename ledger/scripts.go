@@ -5,6 +5,7 @@ import (
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/luascript"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 //go:embed lua/*.lua
@@ -25,7 +26,8 @@ var Steps = luascript.Set{FS: luaFiles, Consts: luascript.Consts{
 	"F_NEXT_ROUND_AT": cluster.StateNextRoundAt, "F_SEEDED": cluster.StateSeeded,
 	"F_CANCEL": cluster.StateCancel, "F_CANCELLED_AT": cluster.StateCancelledAt,
 	"F_PAUSED_AT": cluster.StatePausedAt, "F_PAUSED_FROM": cluster.StatePausedFrom,
-	"S_PENDING": cluster.StatePending, "S_RUNNING": cluster.StateRunning, "S_FINISHED": cluster.StateFinished,
+	"F_BUDGET_REACHED": cluster.StateBudgetReached,
+	"S_PENDING":        cluster.StatePending, "S_RUNNING": cluster.StateRunning, "S_FINISHED": cluster.StateFinished,
 	"S_PAUSED": cluster.StatePaused,
 	"P_COUNT":  cluster.AttemptCountPrefix, "P_REASON": cluster.AttemptReasonPrefix,
 	"P_UNSTARTED":   cluster.AttemptUnstartedPrefix,
@@ -36,7 +38,7 @@ var Steps = luascript.Set{FS: luaFiles, Consts: luascript.Consts{
 	"TASK_RETRY_MARKER": cluster.TaskRetryMarker,
 	"O_STORED":          outcomeStored, "O_FAILED": outcomeFailed, "O_SKIPPED": outcomeSkipped,
 	"O_RETRY_STORED": outcomeRetryStored, "O_RETRY_FAILED": outcomeRetryFailed, "O_RETRY_SKIPPED": outcomeRetrySkipped,
-	"A_ASK":    actorAsk,
+	"A_ASK": actorAsk, "A_BUDGET": actorBudget,
 	"R_NO_JOB": int(CancelNoJob), "R_FINISHED_ALREADY": int(CancelFinishedAlready), "R_ASKED": int(CancelAsked),
 	"R_FINISHED_HERE": int(CancelFinished), "R_DRAINING": int(CancelDraining),
 	"R_ROUND_RUNNING": RoundRunning, "R_ROUND_FINISHED": RoundFinished, "R_ROUND_CANCEL": RoundCancel,
@@ -44,11 +46,23 @@ var Steps = luascript.Set{FS: luaFiles, Consts: luascript.Consts{
 }, Codes: codes}
 
 // Fragments are the ledger's files that other packages' scripts end or
-// open with, reading no constant of the ledger's: lua/admit.lua, which a
-// dupefilter check composes (Set.With) and runs as its tail, and
-// lua/kinds.lua, the per-kind counters a master's frontier scripts keep.
-// Each file's comment gives its layout of keys and arguments.
-var Fragments = luascript.Set{FS: luaFiles}
+// open with, reading only the budget's constants (B_): lua/admit.lua,
+// which a dupefilter check composes (Set.With) and runs as its tail,
+// lua/kinds.lua, the per-kind counters a master's frontier scripts keep,
+// and lua/budget.lua, the page budgets both count against. Each file's
+// comment gives its layout of keys and arguments.
+var Fragments = luascript.Set{FS: luaFiles, Consts: budgetConsts}
+
+// budgetConsts are the names budget.lua reads: the state and budget
+// hashes' fields, the budgets and their skipped counters.
+var budgetConsts = luascript.Consts{
+	"B_F_REACHED": cluster.StateBudgetReached, "B_PAGES": cluster.BudgetPages, "B_HOST_PREFIX": cluster.BudgetHostPrefix,
+	"B_MAX_PAGES": jobspec.BudgetMaxPages, "B_MAX_PAGES_PER_HOST": jobspec.BudgetMaxPagesPerHost,
+	"B_MAX_BYTES": jobspec.BudgetMaxBytes, "B_MAX_DURATION": jobspec.BudgetMaxDuration,
+	"B_STAT_SKIPPED_MAX_PAGES": cluster.StatSkippedMaxPages, "B_STAT_SKIPPED_MAX_PAGES_PER_HOST": cluster.StatSkippedMaxPagesPerHost,
+	"B_STAT_SKIPPED_MAX_BYTES": cluster.StatSkippedMaxBytes, "B_STAT_SKIPPED_MAX_DURATION": cluster.StatSkippedMaxDuration,
+	"B_STAT_HOSTS_CLOSED": cluster.StatHostsClosed,
+}
 
 var (
 	ackScript       = Steps.Load("lua/ack.lua")

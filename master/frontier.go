@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/ledger"
 	"github.com/crawler-dev/crawler/queue"
 )
@@ -24,7 +25,24 @@ type frontier struct {
 	maxSlaves int
 	fence     int64
 	itemKinds string // the job's item kinds, space-separated, for kinds.lua
+	budget    jobspec.Budget
 	clock     *serverClock
+}
+
+// runAdmitting runs a script that queues list pages (seed, queue_next):
+// it counts them by kind (runCounting) and against the job's page budget
+// (budget.lua), whose keys and arguments go before the kinds'.
+func (f *frontier) runAdmitting(ctx context.Context, s *redis.Script, keys []string, args ...any) *redis.Cmd {
+	keys = append(keys, f.keys.State(), f.keys.Budget())
+	args = append(args, flag(f.budget.Bounded()), f.budget.MaxPages, f.budget.MaxPagesPerHost)
+	return f.runCounting(ctx, s, keys, args...)
+}
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
 }
 
 // stamp is the cluster's time now, as a state hash records it (started_at,
@@ -61,7 +79,7 @@ func pairs(refs []pageRef) []any {
 // startRound marks the job running at round, with no seed queued yet; it
 // reports false if the job was already at that round.
 func (f *frontier) startRound(ctx context.Context, round int64) (bool, error) {
-	keys := []string{f.keys.State(), f.keys.ListSeen(round - 1), f.keys.Committed(round - 1)}
+	keys := []string{f.keys.State(), f.keys.ListSeen(round - 1), f.keys.Committed(round - 1), f.keys.Budget()}
 	n, err := f.run(ctx, startRoundScript, keys, round, f.stamp()).Int()
 	if err != nil {
 		return false, fmt.Errorf("start round %d: %w", round, codes.Translate(err))
@@ -73,7 +91,7 @@ func (f *frontier) startRound(ctx context.Context, round int64) (bool, error) {
 // left, or seedOtherRound if the job moved on to another round.
 func (f *frontier) seed(ctx context.Context, round int64) (int64, error) {
 	keys := []string{f.keys.State(), f.keys.Seeds(), f.keys.Frontier(), f.keys.ListSeen(round)}
-	left, err := f.runCounting(ctx, seedScript, keys, round, seedBatch).Int64()
+	left, err := f.runAdmitting(ctx, seedScript, keys, round, seedBatch).Int64()
 	if err != nil {
 		return 0, fmt.Errorf("queue seeds of round %d: %w", round, codes.Translate(err))
 	}
@@ -87,7 +105,7 @@ func (f *frontier) queueNext(ctx context.Context, round int64, next []pageRef) e
 		return nil
 	}
 	keys := []string{f.keys.Frontier(), f.keys.ListSeen(round)}
-	if err := f.runCounting(ctx, queueNextScript, keys, pairs(next)...).Err(); err != nil {
+	if err := f.runAdmitting(ctx, queueNextScript, keys, pairs(next)...).Err(); err != nil {
 		return fmt.Errorf("queue next list pages: %w", codes.Translate(err))
 	}
 	return nil

@@ -148,7 +148,7 @@ func (r *jobRunner) load(ctx context.Context) error {
 		r.byKind = names
 	}
 	r.frontier = &frontier{rdb: r.m.deps.Redis, keys: r.keys, maxSlaves: r.m.opts.MaxSlaves, fence: r.fence, clock: r.m.clock,
-		itemKinds: itemKinds(spec, rules)}
+		itemKinds: itemKinds(spec, rules), budget: spec.Budget}
 	r.queues = queue.New(r.m.deps.Redis, r.keys)
 	r.lists = queue.NewLeased(r.m.deps.Redis, queue.LeasedKeys{
 		List: r.keys.Frontier(), Inflight: r.keys.FrontierActive(), Attempts: r.keys.ListAttempts()})
@@ -278,6 +278,7 @@ func (r *jobRunner) maintain(ctx context.Context, round int64) error {
 		if time.Since(lastReclaim) >= r.m.opts.Tick {
 			r.syncClock(ctx)
 			r.prepareFilter(ctx)
+			r.checkBudget(ctx, round)
 			r.reclaim(ctx)
 			lastReclaim = time.Now()
 		}

@@ -153,6 +153,7 @@ func (r *jobRunner) processList(ctx context.Context, round int64, member string,
 		return r.failList(ctx, round, member, page, res)
 	}
 	found, err := r.extractList(ctx, page, res)
+	size := int64(len(res.Page.Body))
 	res.Page.Release()
 	if err != nil && ctx.Err() != nil {
 		return ctx.Err() // stopping: the page stays in progress
@@ -170,6 +171,7 @@ func (r *jobRunner) processList(ctx context.Context, round int64, member string,
 		return err
 	}
 	counters[cluster.StatListPages] = 1
+	counters[cluster.StatBytes], counters[cluster.RoundStat(cluster.StatBytes, round)] = size, size
 	if res.Rendered {
 		counters[cluster.StatRendered] = 1
 	}
@@ -311,9 +313,16 @@ func (r *jobRunner) admitOnce(ctx context.Context, round int64, once []string, c
 // once-guard had been recorded before.
 func (r *jobRunner) admitBatch(ctx context.Context, b dedup.Batch, kind string, slaves []int, woken map[int]bool) (bool, error) {
 	b.Stats, b.NewField, b.DupField = r.keys.Stats(), cluster.StatRouted, cluster.StatDuplicates
+	if bu := r.spec.Budget; bu.Bounded() {
+		b.Budget = &dedup.Budget{State: r.keys.State(), Key: r.keys.Budget(), MaxPages: bu.MaxPages,
+			MaxPagesPerHost: bu.MaxPagesPerHost, SkipField: cluster.StatSkipped}
+	}
 	if kind != "" {
 		b.NewField += " " + cluster.KindStat(kind, cluster.KindRouted)
 		b.DupField += " " + cluster.KindStat(kind, cluster.KindDuplicates)
+		if b.Budget != nil {
+			b.Budget.SkipField += " " + cluster.KindStat(kind, cluster.KindSkipped)
+		}
 	}
 	res, err := r.filter.Admit(ctx, b)
 	if err != nil {
@@ -344,11 +353,12 @@ func (r *jobRunner) candidate(table *assign.Snapshot, round int64, referer strin
 	if err != nil {
 		return dedup.Candidate{}, 0, fmt.Errorf("route %s: %w", link.URL, err)
 	}
+	seen := r.dedupKey(fp, round)
 	if slave == queue.RenderWait { // no slave can render it yet
-		return dedup.Candidate{FP: fp, Queue: r.keys.RenderWait(), Payload: task.Encode()}, slave, nil
+		return dedup.Candidate{FP: seen, Queue: r.keys.RenderWait(), Payload: task.Encode()}, slave, nil
 	}
 	return dedup.Candidate{
-		FP: fp, Queue: r.keys.Queue(slave), Payload: task.Encode(),
+		FP: seen, Queue: r.keys.Queue(slave), Payload: task.Encode(),
 		Counter: cluster.SlaveStat(cluster.StatRouted, slave),
 	}, slave, nil
 }

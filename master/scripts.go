@@ -33,11 +33,14 @@ func (jobGone) Is(target error) bool { return target == errFenced }
 // codes translates the scripts' error replies.
 var codes = luascript.Codes{"FENCED": errFenced, "GONE": errJobGone}
 
-// scripts are the package's protocol steps (luascript.Set).
-var scripts = luascript.Set{FS: luaFiles, Codes: codes, Consts: luascript.Consts{
-	"F_ROUND": cluster.StateRound, "F_SEEDED": cluster.StateSeeded,
-	"R_HELD": leaseHeld, "R_OTHER_ROUND": seedOtherRound,
-}}
+// leases are the package's steps on a job's lease, and frontierSteps
+// its steps on the frontier (luascript.Set).
+var (
+	leases        = luascript.Set{FS: luaFiles, Codes: codes, Consts: luascript.Consts{"R_HELD": leaseHeld}}
+	frontierSteps = luascript.Set{FS: luaFiles, Codes: codes, Consts: luascript.Consts{
+		"F_ROUND": cluster.StateRound, "F_SEEDED": cluster.StateSeeded, "R_OTHER_ROUND": seedOtherRound,
+	}}
+)
 
 // The replies of scripts that Go tells apart from a count or a token.
 const (
@@ -49,25 +52,26 @@ const (
 	seedOtherRound = -1
 )
 
-// withLedger composes the package's scripts with the job ledger's
-// fragments (the per-kind counters, ledger/lua/kinds.lua), and
+// withLedger composes the package's frontier steps with the job ledger's
+// fragments (the per-kind counters, ledger/lua/kinds.lua, and the page
+// budget, ledger/lua/budget.lua), and
 // fencedLedger the job ledger's steps a master takes (start or finish a
 // round, commit a list page or Found entries and their counters, carry a
 // cancel out) with the fence alone, which they open with.
 var (
-	withLedger   = scripts.With(ledger.Fragments)
+	withLedger   = frontierSteps.With(ledger.Fragments)
 	fencedLedger = ledger.Steps.With(luascript.Set{FS: luaFiles, Codes: codes})
 )
 
 var (
 	startRoundScript  = fencedLedger.Load("lua/fence.lua", "lua/start_round.lua")
-	seedScript        = withLedger.Load("lua/fence.lua", "lua/kinds.lua", "lua/seed.lua")
+	seedScript        = withLedger.Load("lua/fence.lua", "lua/budget.lua", "lua/kinds.lua", "lua/seed.lua")
 	commitListScript  = fencedLedger.Load("lua/fence.lua", "lua/commit_list.lua")
 	commitFoundScript = fencedLedger.Load("lua/fence.lua", "lua/commit_found.lua")
-	queueNextScript   = withLedger.Load("lua/fence.lua", "lua/kinds.lua", "lua/queue_next.lua")
+	queueNextScript   = withLedger.Load("lua/fence.lua", "lua/budget.lua", "lua/kinds.lua", "lua/queue_next.lua")
 	finishScript      = fencedLedger.Load("lua/fence.lua", "lua/finish.lua")
 	cancelScript      = fencedLedger.Load("lua/fence.lua", "lua/kinds.lua", "lua/cancel.lua")
-	acquireScript     = scripts.Load("lua/acquire.lua")
-	renewScript       = scripts.Load("lua/renew.lua")
-	releaseScript     = scripts.Load("lua/release.lua")
+	acquireScript     = leases.Load("lua/acquire.lua")
+	renewScript       = leases.Load("lua/renew.lua")
+	releaseScript     = leases.Load("lua/release.lua")
 )

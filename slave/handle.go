@@ -48,6 +48,9 @@ type work struct {
 	// exchange is the page's request and answer as they went over the
 	// wire, kept for a sink that archives them; nil otherwise.
 	exchange *fetch.Exchange
+	// bytes is the size of the page's body, counted against the job's
+	// max_bytes.
+	bytes int64
 }
 
 // handle settles what the downloader made of a task: a fetched page's item
@@ -68,7 +71,7 @@ func (s *Slave) handle(ctx context.Context, w *work, res downloader.Result) {
 		if s.notModified(w, res) {
 			return
 		}
-		w.rendered, w.exchange = res.Rendered, res.Page.Exchange
+		w.rendered, w.exchange, w.bytes = res.Rendered, res.Page.Exchange, int64(len(res.Page.Body))
 		item, found, err := s.measuredExtract(ctx, w, res.Page)
 		res.Page.Release()
 		if err != nil && ctx.Err() != nil {

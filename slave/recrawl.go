@@ -9,6 +9,7 @@ import (
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/downloader"
 	"github.com/crawler-dev/crawler/fetch"
+	"github.com/crawler-dev/crawler/ledger"
 	"github.com/crawler-dev/crawler/metrics"
 	"github.com/crawler-dev/crawler/store"
 )
@@ -20,6 +21,9 @@ type visit struct {
 	prev        *store.Stored // the stored state of the page
 	notModified bool          // the site answered 304
 	change      store.Change  // what recording the visit found
+	// notDue is true when an adaptive re-crawl does not check the page
+	// this round: its next check is later (jobspec.Recrawl.Due).
+	notDue bool
 }
 
 // lookUp reads what the store holds of a job's batch of tasks, in one
@@ -33,10 +37,31 @@ func (s *Slave) lookUp(ctx context.Context, j *job, works []*work) {
 	if !ok {
 		return
 	}
+	now := time.Now()
 	for _, f := range found {
 		f.w.visit.looked = true
 		f.w.visit.prev = f.stored
+		if r := j.spec.Recrawl; r != nil && f.stored != nil {
+			f.w.visit.notDue = !r.Due(f.stored.NextCheckAt, now)
+		}
 	}
+}
+
+// settleNotDue acknowledges a task whose page an adaptive re-crawl does
+// not check this round, unfetched: counted skipped, as skipped_not_due,
+// over the job and in its round. Nothing is written to the store.
+func (s *Slave) settleNotDue(w *work) {
+	s.acks.add(w.job, w.job.kindCounts(w.task, ledger.Outcome{Task: w.raw, FP: w.task.FP, Retried: w.task.Retry,
+		Skipped: cluster.StatSkippedNotDue, Counts: []string{cluster.RoundStat(cluster.StatSkippedNotDue, w.task.Round)}}))
+}
+
+// schedule is what learns the page's next check when its visit is
+// recorded: the job's adaptive re-crawl, or none.
+func (w *work) schedule() store.Scheduler {
+	if r := w.job.spec.Recrawl; r != nil {
+		return r
+	}
+	return nil
 }
 
 // storedPage is what the store holds of a task's page (nil: nothing).
@@ -107,7 +132,7 @@ func (c *committer) save(ctx context.Context, batch []pendingItem) []error {
 	visits := make([]store.Visit, len(batch))
 	for i, p := range batch {
 		v := p.w.visit
-		visits[i] = store.Visit{Item: p.item, NotModified: v.notModified, Looked: v.looked, Prev: v.prev}
+		visits[i] = store.Visit{Item: p.item, NotModified: v.notModified, Looked: v.looked, Prev: v.prev, Schedule: p.w.schedule()}
 	}
 	errs := make([]error, len(batch))
 	rec := c.s.deps.Metrics.Node(metrics.RoleSlave, c.s.opts.ID).Recrawl()
@@ -129,6 +154,9 @@ func (w *work) counts() []string {
 	var counts []string
 	if w.rendered {
 		counts = append(counts, cluster.StatRendered)
+	}
+	if w.bytes > 0 {
+		counts = append(counts, ledger.Add(cluster.StatBytes, w.bytes), ledger.Add(cluster.RoundStat(cluster.StatBytes, w.task.Round), w.bytes))
 	}
 	if w.visit.change == "" {
 		return counts

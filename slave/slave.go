@@ -321,6 +321,11 @@ func (s *Slave) start(drainCtx context.Context, w *work) {
 		}()
 		return
 	}
+	if w.visit.notDue && !w.storedEarlier {
+		s.settleNotDue(w)
+		s.signalFreed()
+		return
+	}
 	if w.job.renderKinds[task.ItemKind()] && !s.canRender() {
 		s.side.Add(1)
 		go func() {

@@ -140,7 +140,9 @@ func (s *File) SaveVisits(ctx context.Context, now time.Time, visits []Visit) []
 }
 
 // remember keeps what was recorded of it; for a page only checked (prev
-// not nil), the new validators the site sent.
+// not nil), the new validators the site sent and its next check (kept in
+// memory: an append-only file holds the schedule of the page's last
+// record, which a process started anew reads).
 func (s *File) remember(it Item, prev *Stored) {
 	st := storedOf(it)
 	if prev != nil {
@@ -150,6 +152,9 @@ func (s *File) remember(it Item, prev *Stored) {
 		}
 		if it.LastModified != "" {
 			st.LastModified = it.LastModified
+		}
+		if !it.NextCheckAt.IsZero() {
+			st.CheckEvery, st.NextCheckAt = it.CheckEvery, it.NextCheckAt
 		}
 	}
 	s.visits.mu.Lock()

@@ -18,7 +18,7 @@ const validatorsChunk = 1000
 // storedProjection is what Validators reads of an item.
 var storedProjection = bson.D{{Key: "etag", Value: 1}, {Key: "last_modified", Value: 1}, {Key: "content_hash", Value: 1},
 	{Key: "version", Value: 1}, {Key: "changed_round", Value: 1}, {Key: "first_seen_at", Value: 1}, {Key: "changed_at", Value: 1},
-	{Key: "round", Value: 1}}
+	{Key: "round", Value: 1}, {Key: "check_every", Value: 1}, {Key: "next_check_at", Value: 1}}
 
 // Validators reads what is stored of the items ids (validators, content
 // hash, version), one query per thousand IDs, never one per page. An ID
@@ -128,7 +128,8 @@ func (m *Mongo) replace(ctx context.Context, it Item) error {
 	return nil
 }
 
-// touch rewrites checked_at and the validators the site sent.
+// touch rewrites checked_at, the validators the site sent and the next
+// check.
 func (m *Mongo) touch(ctx context.Context, it Item) error {
 	set := bson.D{{Key: "checked_at", Value: it.CheckedAt}}
 	if it.ETag != "" {
@@ -136,6 +137,9 @@ func (m *Mongo) touch(ctx context.Context, it Item) error {
 	}
 	if it.LastModified != "" {
 		set = append(set, bson.E{Key: "last_modified", Value: it.LastModified})
+	}
+	if !it.NextCheckAt.IsZero() {
+		set = append(set, bson.E{Key: "check_every", Value: it.CheckEvery}, bson.E{Key: "next_check_at", Value: it.NextCheckAt})
 	}
 	if _, err := m.items.UpdateOne(ctx, bson.D{{Key: "_id", Value: it.ID}}, bson.D{{Key: "$set", Value: set}}); err != nil {
 		return fmt.Errorf("update checked_at of %s: %w", it.ID, err)

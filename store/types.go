@@ -59,6 +59,12 @@ type Item struct {
 	// again in that round (its slave died before acknowledging it) is
 	// reported as it was the first time and bumps nothing twice.
 	ChangedRound int64 `bson:"changed_round,omitempty" json:"changed_round,omitempty"`
+	// CheckEvery is the page's interval between two checks in seconds,
+	// and NextCheckAt when it is next due, under an adaptive re-crawl
+	// (recrawl: {mode: adaptive}): learned from its visits, kept here so
+	// that no per-page state lives in Redis between rounds.
+	CheckEvery  int64     `bson:"check_every,omitempty" json:"check_every,omitempty"`
+	NextCheckAt time.Time `bson:"next_check_at,omitempty" json:"next_check_at,omitzero"`
 }
 
 // Failure is a page that could not be fetched, with the reason.

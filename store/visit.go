@@ -40,12 +40,17 @@ type Stored struct {
 	// not): a task of that round whose page is stored got as far as its
 	// store write at least once.
 	Round int64 `bson:"round,omitempty"`
+	// CheckEvery and NextCheckAt are the page's adaptive re-crawl
+	// schedule (Item.CheckEvery).
+	CheckEvery  int64     `bson:"check_every,omitempty"`
+	NextCheckAt time.Time `bson:"next_check_at,omitempty"`
 }
 
 // storedOf is what it holds of a page.
 func storedOf(it Item) Stored {
 	return Stored{ETag: it.ETag, LastModified: it.LastModified, ContentHash: it.ContentHash, Version: it.Version,
-		ChangedRound: it.ChangedRound, FirstSeenAt: it.FirstSeenAt, ChangedAt: it.ChangedAt, Round: it.Round}
+		ChangedRound: it.ChangedRound, FirstSeenAt: it.FirstSeenAt, ChangedAt: it.ChangedAt, Round: it.Round,
+		CheckEvery: it.CheckEvery, NextCheckAt: it.NextCheckAt}
 }
 
 // Visit is one fetch of a page to record.
@@ -62,6 +67,17 @@ type Visit struct {
 	// costs no read.
 	Looked bool
 	Prev   *Stored
+	// Schedule, when set, learns the page's next check from what the
+	// visit found (an adaptive re-crawl): it is written with the item,
+	// on a touch too.
+	Schedule Scheduler
+}
+
+// Scheduler learns a page's interval between checks (jobspec.Recrawl).
+type Scheduler interface {
+	// CheckSchedule is the interval after a visit that found the page
+	// changed or not, from the interval before (0: none).
+	CheckSchedule(prev time.Duration, changed bool) time.Duration
 }
 
 // VisitResult is what became of one Visit: what it found, or why it could
@@ -111,10 +127,26 @@ const (
 )
 
 // plan decides what a visit found and how it is recorded, given what the
-// store holds of the page (nil: nothing). A page delivered again in the
-// round that changed it (its slave died before acknowledging) is reported
-// as that round found it, and its version is not bumped twice.
+// store holds of the page (nil: nothing), with the page's next check when
+// the visit has a Schedule.
 func plan(prev *Stored, v Visit, now time.Time) (Item, Change, write) {
+	it, change, w := planChange(prev, v, now)
+	if v.Schedule != nil {
+		var before time.Duration
+		if prev != nil {
+			before = time.Duration(prev.CheckEvery) * time.Second
+		}
+		every := v.Schedule.CheckSchedule(before, change == ChangeChanged)
+		it.CheckEvery, it.NextCheckAt = int64(every/time.Second), now.Add(every)
+	}
+	return it, change, w
+}
+
+// planChange decides what a visit found and how it is recorded. A page
+// delivered again in the round that changed it (its slave died before
+// acknowledging) is reported as that round found it, and its version is
+// not bumped twice.
+func planChange(prev *Stored, v Visit, now time.Time) (Item, Change, write) {
 	it := v.Item
 	if !v.NotModified {
 		it.ContentHash = ContentHash(it.Fields)

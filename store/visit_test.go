@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 // visitStore is a store that records visits: Mongo, File.
@@ -183,4 +185,65 @@ func TestFile_ValidatorsAfterReopen(t *testing.T) {
 	}
 	wantChanges(t, "round 2", saveVisits(t, f, time.Now().UTC(), Visit{Item: visitItem("a", 2, "A", `"a1"`)}),
 		"unchanged v1")
+}
+
+// checkSchedule records visits of one page under an adaptive re-crawl
+// (1h to 4h) and checks the schedule Validators reads back after each: a
+// new page starts at the least interval, one unchanged (or 304) doubles
+// it up to the most, a changed one halves it; a touch writes it too.
+func checkSchedule(t *testing.T, s visitStore) {
+	sched := &jobspec.Recrawl{Mode: jobspec.RecrawlAdaptive, Min: jobspec.Duration(time.Hour), Max: jobspec.Duration(4 * time.Hour)}
+	t0 := time.Date(2026, 1, 1, 3, 0, 0, 0, time.UTC)
+	id := ItemID("shop", "s")
+	for i, step := range []struct {
+		title       string
+		notModified bool
+		want        string
+		every       time.Duration
+	}{
+		{"S", false, "new", time.Hour},
+		{"S", false, "unchanged", 2 * time.Hour},
+		{"", true, "not_modified", 4 * time.Hour},
+		{"S", false, "unchanged", 4 * time.Hour},
+		{"S, new price", false, "changed", 2 * time.Hour},
+	} {
+		now := t0.Add(time.Duration(i) * 24 * time.Hour)
+		prevs, err := s.Validators(testCtx(t), []string{id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := Visit{Item: visitItem("s", int64(i+1), step.title, `"s"`), NotModified: step.notModified, Looked: true, Schedule: sched}
+		if p, ok := prevs[id]; ok {
+			v.Prev = &p
+		}
+		if step.notModified {
+			v.Item.Fields = nil
+		}
+		got := saveVisits(t, s, now, v)
+		if !strings.HasPrefix(got[0], step.want) {
+			t.Fatalf("visit %d found %s, want %s", i+1, got[0], step.want)
+		}
+		after, err := s.Validators(testCtx(t), []string{id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := after[id]; st.CheckEvery != int64(step.every/time.Second) || !st.NextCheckAt.Equal(now.Add(step.every)) {
+			t.Errorf("after visit %d (%s): every %ds, next %s; want %s, %s", i+1, step.want, st.CheckEvery,
+				st.NextCheckAt, step.every, now.Add(step.every))
+		}
+	}
+}
+
+func TestMongo_SaveVisitsSchedule(t *testing.T) {
+	m, _ := openTestMongo(t)
+	checkSchedule(t, m)
+}
+
+func TestFile_SaveVisitsSchedule(t *testing.T) {
+	f, err := OpenFile(filepath.Join(t.TempDir(), "items.jsonl"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	checkSchedule(t, f)
 }

@@ -47,6 +47,7 @@ func newRootCmd() *cobra.Command {
   crawler-bench hosts --hosts 40,120 --redis-server redis-server  # many sites on the job file's politeness defaults
   crawler-bench kinds --pages 4000                           # the shop with page kinds beside two kinds
   crawler-bench render --pages 200 --tabs 1,2,4             # rendered pages beside plain fetches
+  crawler-bench recrawl --pages 200 --rounds 40              # adaptive re-crawl beside checking every page
   crawler-bench report -o docs/benchmarks.md     # all of them, each on a Redis of its own (make bench)`,
 		SilenceErrors: true,
 	}
@@ -54,7 +55,7 @@ func newRootCmd() *cobra.Command {
 		"the crawler executable the benchmarks start as masters and slaves (default: crawler beside this binary, else on $PATH)")
 	root.AddCommand(newBenchDedupCmd(), newBenchAssignCmd(), newBenchCrawlCmd(), newBenchProxyCmd(),
 		newBenchIdleCmd(), newBenchMemoryCmd(), newBenchRoundTripsCmd(), newBenchReportCmd(), newBenchSiteCmd(), newBenchKindsCmd(), newBenchRenderCmd(),
-		newBenchHostsCmd())
+		newBenchHostsCmd(), newBenchRecrawlCmd())
 	return root
 }
 

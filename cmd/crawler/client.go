@@ -252,6 +252,7 @@ func printStatus(w io.Writer, st *client.Status, asJSON bool) {
 		c.Discovered, c.Stored, c.Failed, c.Skipped, c.Duplicates, c.Cancelled, c.Queued, c.InFlight)
 	fmt.Fprintf(w, "  offsite %d, invalid links %d, near-duplicates %d, retries %d\n",
 		c.Offsite, c.InvalidLinks, c.NearDuplicates, c.Retries)
+	printBudget(w, st)
 	if c.Rendered > 0 {
 		fmt.Fprintf(w, "  rendered in the browser %d (list and detail pages)\n", c.Rendered)
 	}
@@ -297,6 +298,8 @@ func stateText(st *client.Status) string {
 		return st.State + " (cancelling)"
 	case st.CancelledAt != "":
 		return st.State + " (cancelled)"
+	case st.BudgetReached != "" && st.State == "finished":
+		return st.State + " (budget " + st.BudgetReached + " reached)"
 	}
 	return st.State
 }

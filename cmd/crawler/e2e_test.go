@@ -385,18 +385,16 @@ func TestCluster_Crawl(t *testing.T) {
 }
 
 // TestCluster_Recrawl: a job with recrawl_every re-walks its list pages on
-// schedule; detail pages seen inside the dedup window are filtered as
-// duplicates, and are fetched again, replacing their items, once the
-// window has passed.
+// schedule, and every round fetches every detail page it finds again,
+// replacing its item, whatever dedup.window says (168h here): the window
+// deduplicates within a round, where each link found twice is a
+// duplicate, round after round.
 func TestCluster_Recrawl(t *testing.T) {
 	t.Parallel()
 	env := newClusterEnv(t)
-	site, base := serveSite(t, demosite.Options{Details: 40, GoneEvery: -1, FlakyEvery: -1})
-	job := demosite.JobYAML("again", base) +
-		"recrawl_every: 1s\n"
-	job = strings.Replace(job, "dedup: {window: 168h, granularity: 24h,", "dedup: {window: 4s, granularity: 1s,", 1)
+	site, base := serveSite(t, demosite.Options{Details: 40, Overlap: 10, GoneEvery: -1, FlakyEvery: -1})
 	path := filepath.Join(t.TempDir(), "again.yaml")
-	if err := os.WriteFile(path, []byte(job), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(demosite.JobYAML("again", base)+"recrawl_every: 1s\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	env.startMaster(t, "master")
@@ -405,31 +403,33 @@ func TestCluster_Recrawl(t *testing.T) {
 	env.submit(t, "again", path)
 
 	first := env.wait(t, "again", time.Minute)
-	if first.Counters.Stored != 40 {
-		t.Fatalf("first round: stored %d, want 40", first.Counters.Stored)
+	if first.Counters.Stored != 40 || first.Counters.Duplicates == 0 {
+		t.Fatalf("first round: stored %d, duplicates %d; want 40 and the links the site repeats", first.Counters.Stored,
+			first.Counters.Duplicates)
 	}
-	// The next round starts a second later, inside the 4 s window: every
-	// detail link is a duplicate, nothing is fetched again.
-	env.waitProgress(t, "again", "a round filtered as duplicates", func(c client.Counters) bool {
-		return c.Duplicates >= 40
-	})
-	if hits := site.Hits("/detail/1"); hits != 1 {
-		t.Errorf("/detail/1 fetched %d times inside the window, want once", hits)
-	}
-	// Later rounds, after the window (and one granule) have passed, fetch
-	// the details again.
-	env.waitProgress(t, "again", "details fetched again after the window", func(c client.Counters) bool {
+	// The next round starts a second later, well inside the window: it
+	// fetches every detail page again, and finds the same duplicates.
+	env.waitProgress(t, "again", "a second round fetching every page again", func(c client.Counters) bool {
 		return c.Stored >= 80
 	})
-	if hits := site.Hits("/list/1"); hits < 3 {
-		t.Errorf("/list/1 fetched %d times, want once per round (3+)", hits)
+	if hits := site.Hits("/detail/1"); hits < 2 {
+		t.Errorf("/detail/1 fetched %d times in two rounds, want once per round", hits)
+	}
+	if hits := site.Hits("/list/1"); hits < 2 {
+		t.Errorf("/list/1 fetched %d times, want once per round (2+)", hits)
+	}
+	st, err := jobStatus(context.Background(), env.rdb, env.keys, "again")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r1, r2 := st.Rounds["1"], st.Rounds["2"]; r1.New != 40 || r2.New+r2.Changed+r2.Unchanged+r2.NotModified != 40 {
+		t.Errorf("rounds 1 and 2 visited %+v and %+v; want 40 new, then 40 checked again", r1, r2)
 	}
 	items := env.results(t, "again")
 	if len(items) != 40 {
 		t.Errorf("%d items after re-crawls, want 40 (replaced, not added)", len(items))
 	}
-	st, err := jobStatus(context.Background(), env.rdb, env.keys, "again")
-	if err != nil {
+	if st, err = jobStatus(context.Background(), env.rdb, env.keys, "again"); err != nil {
 		t.Fatal(err)
 	}
 	if c := st.Counters; c.Discovered != c.Settled()+c.Queued+c.InFlight {

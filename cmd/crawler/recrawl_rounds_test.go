@@ -126,7 +126,10 @@ func TestRecrawl_Rounds(t *testing.T) {
 func checkRound2(t *testing.T, validators bool, st client.Status, pages, changed int) {
 	t.Helper()
 	got := st.Rounds["2"]
-	want := client.RoundCounts{Changed: int64(changed)}
+	if got.Bytes == 0 {
+		t.Error("round 2 counts no bytes fetched")
+	}
+	want := client.RoundCounts{Changed: int64(changed), Bytes: got.Bytes}
 	if validators {
 		want.NotModified = int64(pages - changed)
 	} else {

@@ -18,6 +18,9 @@ type Site struct {
 
 	mu      sync.Mutex
 	version map[int]int
+	// churn are the products that change each time /list is served:
+	// once a round, as a round walks the list once.
+	churn []int
 
 	full, notModified, banner, bytes atomic.Int64
 }
@@ -43,10 +46,30 @@ func (s *Site) Change(ids ...int) {
 	}
 }
 
+// ChangeEachRound makes products ids change each time /list is served
+// from now on (each round of a crawl walks it once).
+func (s *Site) ChangeEachRound(ids ...int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.churn = append(s.churn, ids...)
+}
+
+// Version is product id's version now: how often it changed.
+func (s *Site) Version(id int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.version[id]
+}
+
 // ServeHTTP serves /list and the products.
 func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	if r.URL.Path == "/list" {
+		s.mu.Lock()
+		for _, id := range s.churn {
+			s.version[id]++
+		}
+		s.mu.Unlock()
 		var b strings.Builder
 		for i := range s.pages {
 			fmt.Fprintf(&b, `<a class="p" href="/p/%d">product %d</a>`, i, i)

@@ -9,7 +9,8 @@
 -- fingerprint; a dead-letter flag (0/1: failed because it was delivered
 -- too often); the stats fields to add one to besides, separated by spaces
 -- ('' for none): why it was skipped (e.g. skipped_not_html), what a
--- re-crawl found (e.g. changed changed@2).
+-- re-crawl found (e.g. changed changed@2); a field written name=N adds
+-- N (the bytes fetched, bytes@2=N).
 -- A task no longer in flight (its lease lapsed and it was reclaimed) is
 -- not counted; nor is a retried task no longer in KEYS[3]. A retried page
 -- already counts as failed: stored now, it moves from failed to stored;
@@ -78,7 +79,12 @@ for i = FIRST, #ARGV, 7 do
       count(F_STAT_SKIPPED, 1)
     end
     for field in string.gmatch(ARGV[i + 6], '%S+') do
-      count(field, 1)
+      local name, n = string.match(field, '^(.+)=(%d+)$') -- Outcome.Counts' Add
+      if name then
+        count(name, tonumber(n))
+      else
+        count(field, 1)
+      end
     end
     if code == O_RETRY_STORED or code == O_RETRY_SKIPPED then
       count(F_STAT_FAILED, -1)

@@ -2,12 +2,15 @@
 -- after its check and insert: enqueue the new candidates, count them (NewField, the
 -- job's routed) and the others (DupField, its duplicates), and record the
 -- once-guard, all in the one script of the check.
--- Tail keys after the mode keys: Stats (if any), OnceKey (if any), then the
+-- Tail keys after the mode keys: Stats (if any), OnceKey (if any), the
+-- job's state and budget hash (if it has a budget: budget.lua), then the
 -- distinct queue keys. Tail args: NewField, DupField (each '' or one
 -- field or several, space-separated), OnceMember (or
 -- several, one a line: if any is recorded, nothing changes), hasStats,
 -- hasOnce, the duplicates the caller found in its own copies of the slices
--- (not passed as candidates), then per candidate passed: queue index (0 =
+-- (not passed as candidates), hasBudget, max_pages, max_pages_per_host,
+-- SkipField (the fields that count a new link the budget refuses: it is
+-- routed, and skipped), then per candidate passed: queue index (0 =
 -- none, else 1-based among the queue keys), payload, counter field ('' =
 -- none). Reply: {1, '', -1} when the once-guard was recorded before, else
 -- {0, a flag per candidate passed, the granule, a flag per queue key: 1
@@ -27,6 +30,12 @@ if ARGV[tail + 4] == '1' then
     end
   end
 end
+local budget
+if ARGV[tail + 6] == '1' then
+  budget = budget_open(KEYS[kpos], KEYS[kpos + 1], statsKey, '1', ARGV[tail + 7], ARGV[tail + 8])
+  kpos = kpos + 2
+end
+local skipField = ARGV[tail + 9]
 
 local isNew, err = check_insert()
 if err then
@@ -34,9 +43,11 @@ if err then
 end
 local queued, counts, nnew = {}, {}, 0
 for i = 1, nfp do
-  local a = tail + 6 + (i - 1) * 3
+  local a = tail + 10 + (i - 1) * 3
   if isNew[i] then
     nnew = nnew + 1
+  end
+  if isNew[i] and budget_take(budget, ARGV[a + 1]) == nil then
     local q = tonumber(ARGV[a])
     if q > 0 then
       queued[q] = queued[q] or {}
@@ -74,6 +85,12 @@ local ndup = nfp - nnew + resolved
 if statsKey and nnew > 0 then
   for field in string.gmatch(newField, '%S+') do
     redis.call('HINCRBY', statsKey, field, nnew)
+  end
+end
+local refused = budget_close(budget)
+if statsKey and refused > 0 then
+  for field in string.gmatch(skipField, '%S+') do
+    redis.call('HINCRBY', statsKey, field, refused)
   end
 end
 if statsKey and ndup > 0 then

@@ -32,6 +32,18 @@
 -- retry-failed re-enqueued). Reply R_FINISHED_HERE once the job is
 -- finished, else R_DRAINING.
 local now, finish, actor = A[1], A[2], A[3]
+-- A master's stop on a budget (actor A_BUDGET, ledger.BudgetStopArgs)
+-- is a cancel's drop with A[4] the budget reached, recorded in the state
+-- (budget.lua then refuses every page), the tasks and list pages dropped
+-- counted in the stats fields A[5] (skipped, skipped_<budget>) and in
+-- their kinds as skipped, never finishing the job: its round ends as any
+-- does, once nothing is left (finish.lua).
+local budget = actor == A_BUDGET
+local dropStat = 'cancelled'
+if budget then
+  redis.call('HSETNX', K[1], F_BUDGET_REACHED, A[4])
+  finish, dropStat = '0', 'skipped'
+end
 local fState, fFinished, fNext, fCancel, fCancelled, finished, pending, cancelled =
   F_STATE, F_FINISHED_AT, F_NEXT_ROUND_AT, F_CANCEL, F_CANCELLED_AT, S_FINISHED, S_PENDING, F_STAT_CANCELLED
 local marker = TASK_RETRY_MARKER
@@ -77,7 +89,7 @@ local function counted(entries)
   for _, e in ipairs(entries) do
     if not (retrying and string.find(e, marker, 1, true)) then
       n = n + 1
-      countItemKind(e, 'cancelled')
+      countItemKind(e, dropStat)
     end
   end
   return n
@@ -108,14 +120,18 @@ end
 -- the list pages waiting or in progress are dropped too, each counted as
 -- cancelled in its kind (kinds.lua): one in progress commits nothing now
 for _, e in ipairs(redis.call('LRANGE', K[4], 0, -1)) do
-  countKind(e, 'cancelled', 1)
+  countKind(e, dropStat, 1)
 end
 for _, e in ipairs(redis.call('ZRANGE', K[5], 0, -1)) do
-  countKind(e, 'cancelled', 1)
+  countKind(e, dropStat, 1)
 end
 writeKinds()
 redis.call('DEL', K[4], K[5], K[6], K[9])
-if dropped > 0 then
+if dropped > 0 and budget then
+  for field in string.gmatch(A[5], '%S+') do
+    redis.call('HINCRBY', K[3], field, dropped)
+  end
+elseif dropped > 0 then
   redis.call('HINCRBY', K[3], cancelled, dropped)
 end
 if finish ~= '1' or inflight > 0 then

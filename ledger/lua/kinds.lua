@@ -28,16 +28,38 @@ local function addKind(field, n)
   kindSums[field] = kindSums[field] + n
 end
 
--- countKind adds n to stat of the list kind of frontier entry e, if any.
-local function countKind(e, stat, n)
-  if KIND_OFF or string.find(e, '"s":', 1, true) then
-    return
+-- listKind is the list kind of frontier entry e, or nil when it is a
+-- sitemaps entry or a page of an item kind (those are counted where
+-- their pages are routed); '' in a job of the short form.
+local function listKind(e)
+  if string.find(e, '"s":', 1, true) then
+    return nil
+  end
+  if KIND_OFF then
+    return ''
   end
   local kind = string.match(e, '"k":"([^"]*)"') or 'start'
   if KIND_ITEMS[kind] then
-    return
+    return nil
   end
-  addKind('kind:' .. kind .. ':' .. stat, n)
+  return kind
+end
+
+-- countKind adds n to stat of the list kind of frontier entry e, if any.
+local function countKind(e, stat, n)
+  local kind = listKind(e)
+  if kind and kind ~= '' then
+    addKind('kind:' .. kind .. ':' .. stat, n)
+  end
+end
+
+-- openBudget takes the page budget's keys (state, budget hash) and
+-- arguments (on, max_pages, max_pages_per_host) its callers append
+-- before the stats key and item kinds, and opens it (budget.lua).
+local function openBudget()
+  local maxPerHost, maxPages, on = table.remove(A), table.remove(A), table.remove(A)
+  local budgetKey, stateKey = table.remove(K), table.remove(K)
+  return budget_open(stateKey, budgetKey, KIND_STATS, on, maxPages, maxPerHost)
 end
 
 -- countItemKind adds one to stat of the item kind of task e ("k" in its

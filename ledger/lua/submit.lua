@@ -1,10 +1,9 @@
 -- Ledger.Submit (client submit): store a job's spec and seeds and mark it
--- pending, unless a job of that name is pending, running or paused. KEYS: spec,
--- state, stats, seeds, staged seeds. ARGV: spec JSON, now. The seeds were
--- written to the staging list a batch per command beforehand; here they
--- replace the job's seeds in one step (UNLINK frees the old ones off
--- Redis's main thread). A finished job
--- is submitted anew: its counters restart, while its dupefilter keeps what
+-- pending, unless a job of that name is pending, running or paused. KEYS:
+-- spec, state, stats, seeds, staged seeds, budget hash. ARGV: spec JSON,
+-- now. The seeds were written to the staging list a batch per command
+-- beforehand; here they replace the job's seeds in one step (UNLINK frees
+-- the old ones off Redis's main thread). A finished job is submitted anew: its counters restart, while its dupefilter keeps what
 -- it saw inside the window. Reply 'ok', or the state of the active job.
 local fState, fSubmitted, fStarted, fFinished, fNext, fCancel, fCancelled =
   F_STATE, F_SUBMITTED_AT, F_STARTED_AT, F_FINISHED_AT, F_NEXT_ROUND_AT, F_CANCEL, F_CANCELLED_AT
@@ -20,6 +19,6 @@ if redis.call('EXISTS', KEYS[5]) == 1 then
   redis.call('RENAME', KEYS[5], KEYS[4])
 end
 redis.call('HSET', KEYS[2], fState, pending, fSubmitted, ARGV[2])
-redis.call('HDEL', KEYS[2], fStarted, fFinished, fNext, fCancel, fCancelled)
-redis.call('DEL', KEYS[3])
+redis.call('HDEL', KEYS[2], fStarted, fFinished, fNext, fCancel, fCancelled, F_BUDGET_REACHED)
+redis.call('DEL', KEYS[3], KEYS[6])
 return 'ok'

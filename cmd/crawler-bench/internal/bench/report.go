@@ -42,6 +42,9 @@ type ReportOptions struct {
 	// Render is the rendering benchmark, rendered pages beside plain
 	// fetches; nil skips it.
 	Render *RenderOptions
+	// Recrawl is the adaptive re-crawl beside checking every page; nil
+	// skips it.
+	Recrawl *RecrawlOptions
 	// Hosts are the many-host benchmark's runs, one section and one table
 	// for all of them; none skips it.
 	Hosts []HostsOptions
@@ -69,11 +72,11 @@ func DefaultReportOptions() ReportOptions {
 	issue9.Slaves, issue9.Hosts = []int{1, 2, 4}, 4
 	loaded := slow
 	loaded.Slaves, loaded.Concurrency, loaded.DetailsPerSlave = []int{1, 2, 4}, 128, 6400
-	site, kinds, rendering := DefaultSiteOptions(), DefaultKindsOptions(), DefaultRenderOptions()
+	site, kinds, rendering, recrawl := DefaultSiteOptions(), DefaultKindsOptions(), DefaultRenderOptions(), DefaultRecrawlOptions()
 	rendering.Pages, rendering.Tabs = 40, []int{1, 2}
 	return ReportOptions{
 		RedisServer: "redis-server", RedisURL: "redis://127.0.0.1:6379/0", Site: &site, Kinds: &kinds, Render: &rendering,
-		DedupN: []int{1_000_000, 10_000_000}, Dedup: DedupOptions{Duration: 10 * time.Second},
+		Recrawl: &recrawl, DedupN: []int{1_000_000, 10_000_000}, Dedup: DedupOptions{Duration: 10 * time.Second},
 		Assign: AssignOptions{Keys: 1_000_000}, Crawls: []CrawlOptions{zero, slow, issue9, loaded},
 		Idle: DefaultIdleOptions(), Memory: DefaultMemoryOptions(), Hosts: defaultReportHosts(),
 	}
@@ -100,6 +103,7 @@ func QuickReportOptions() ReportOptions {
 	o.Site.Details, o.Site.Rounds, o.Site.Latencies = 400, 1, []time.Duration{0}
 	o.Kinds.Pages, o.Kinds.Rounds = 400, 1
 	o.Render.Pages, o.Render.Tabs = 5, []int{1}
+	o.Recrawl.Pages, o.Recrawl.Rounds, o.Recrawl.Every = 40, 4, time.Second
 	o.Hosts = o.Hosts[:1]
 	o.Hosts[0].Hosts, o.Hosts[0].Slaves, o.Hosts[0].DetailsPerHost, o.Hosts[0].ListPages = []int{8}, []int{1, 3}, 26, 2
 	return o
@@ -126,7 +130,7 @@ func Report(ctx context.Context, w io.Writer, opts ReportOptions) error {
 	r := &report{opts: opts, scripts: newScriptNames()}
 	var body strings.Builder
 	r.w = &body
-	for _, section := range []func(context.Context) error{r.oneSite, r.manyHosts, r.dedup, r.assign, r.crawl, r.kindsCost, r.renderCost, r.roundTrips, r.idleCost, r.memoryCheck} {
+	for _, section := range []func(context.Context) error{r.oneSite, r.manyHosts, r.dedup, r.assign, r.crawl, r.kindsCost, r.renderCost, r.recrawlCost, r.roundTrips, r.idleCost, r.memoryCheck} {
 		if err := section(ctx); err != nil {
 			return err
 		}
@@ -331,6 +335,32 @@ func (r *report) kindsCost(ctx context.Context) error {
 		"products with typed fields and related links the slaves send back) beside the two-kind job of the demo " +
 		"site, the same number of pages stored by the same cluster; the rows say what extra work the shop's crawl had."
 	return r.section("Crawl model: page kinds beside two kinds", intro, r.command("kinds", opts.Args()), KindsTables(rep))
+}
+
+// recrawlCost is what an adaptive re-crawl fetches and catches beside
+// checking every page each round.
+func (r *report) recrawlCost(ctx context.Context) error {
+	if r.opts.Recrawl == nil {
+		return nil
+	}
+	opts := *r.opts.Recrawl
+	opts.Binary = r.opts.Binary
+	r.progress("recrawl, %d products, %d rounds", opts.Pages, opts.Rounds)
+	var rep RecrawlReport
+	err := r.withRedis(ctx, func(url string) error {
+		opts.RedisURL = url
+		var err error
+		rep, err = Recrawl(ctx, opts)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("recrawl: %w", err)
+	}
+	intro := "What an adaptive re-crawl (recrawl: {mode: adaptive}) fetches and catches beside checking every " +
+		"page each round, on a shop where the same few products change every round and the rest never do; " +
+		"both jobs run side by side on one cluster."
+	return r.section("Re-crawls: adaptive beside checking everything", intro, r.command("recrawl", opts.Args()),
+		[]Table{RecrawlTable(rep)})
 }
 
 // renderCost is what rendering a page costs beside fetching it.
