@@ -5,6 +5,7 @@ import (
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/luascript"
+	"github.com/crawler-dev/crawler/jobspec"
 )
 
 //go:embed lua/*.lua
@@ -14,7 +15,8 @@ var luaFiles embed.FS
 // changes a job's state hash or counters. The state hash's fields (F_)
 // and states (S_), the stats fields (F_STAT_), the attempts hash's field
 // prefixes (P_), the outcome codes Ack reads (O_, Outcome.code), who acts
-// in a cancel (A_) and the replies Go tells apart (R_) reach Lua as
+// in a cancel (A_), the events of the outbox (E_, lua/outbox.lua) and
+// the replies Go tells apart (R_) reach Lua as
 // locals of every script's header. Ledger's methods run the steps any
 // process may take; a master runs its own (cancel carried out, a round
 // started or finished) composed after its fence (Steps.With).
@@ -36,6 +38,8 @@ var Steps = luascript.Set{FS: luaFiles, Consts: luascript.Consts{
 	"A_ASK":    actorAsk,
 	"R_NO_JOB": int(CancelNoJob), "R_FINISHED_ALREADY": int(CancelFinishedAlready), "R_ASKED": int(CancelAsked),
 	"R_FINISHED_HERE": int(CancelFinished), "R_DRAINING": int(CancelDraining),
+	"E_FINISHED": jobspec.EventFinished, "E_FAILED": jobspec.EventFailed, "E_CANCELLED": jobspec.EventCancelled,
+	"N_OUTBOX_MAX":    OutboxMax,
 	"R_ROUND_RUNNING": RoundRunning, "R_ROUND_FINISHED": RoundFinished, "R_ROUND_CANCEL": RoundCancel,
 }}
 
@@ -48,7 +52,8 @@ var Fragments = luascript.Set{FS: luaFiles}
 
 var (
 	ackScript       = Steps.Load("lua/ack.lua")
-	askCancelScript = Steps.Load("lua/unfenced.lua", "lua/kinds.lua", "lua/cancel.lua")
+	askCancelScript = Steps.Load("lua/unfenced.lua", "lua/kinds.lua", "lua/outbox.lua", "lua/cancel.lua")
+	recordScript    = Steps.Load("lua/unfenced.lua", "lua/outbox.lua", "lua/record_event.lua")
 	submitScript    = Steps.Load("lua/submit.lua")
 	retryScript     = Steps.Load("lua/retry.lua")
 )
