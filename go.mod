@@ -28,7 +28,10 @@ require (
 	golang.org/x/term v0.47.0
 )
 
-require github.com/rogpeppe/go-internal v1.16.0 // indirect
+require (
+	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
+	github.com/rogpeppe/go-internal v1.16.0 // indirect
+)
 
 require (
 	github.com/pierrec/lz4/v4 v4.1.33 // indirect
