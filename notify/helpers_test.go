@@ -69,7 +69,7 @@ type receiver struct {
 	requests int
 }
 
-func newReceiver(t *testing.T, failures int) *receiver {
+func newReceiver(t testing.TB, failures int) *receiver {
 	r := &receiver{failures: failures}
 	r.Server = httptest.NewServer(http.HandlerFunc(r.serve))
 	t.Cleanup(r.Close)
@@ -101,7 +101,7 @@ func (r *receiver) received() ([]delivery, int) {
 
 // submitJob stores job spec (and its state, pending) as client submit
 // does, indexed among the jobs.
-func submitJob(t *testing.T, rdb *redis.Client, keys cluster.Keys, spec jobspec.Job) *ledger.Ledger {
+func submitJob(t testing.TB, rdb *redis.Client, keys cluster.Keys, spec jobspec.Job) *ledger.Ledger {
 	t.Helper()
 	ctx := context.Background()
 	raw, err := json.Marshal(spec)

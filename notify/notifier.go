@@ -26,9 +26,15 @@ type Notifier struct {
 	// work holds the events taken and not yet sent: Workers of them at
 	// most, so an event never waits here longer than one send.
 	work chan taken
+	// freed wakes the scanning loop when a worker is done with an event,
+	// so that it takes the next one at once (buffered, 1).
+	freed chan struct{}
 
 	lastScan time.Time // when the outboxes were last looked at
 	version  string    // the jobs' version seen then
+	// pending are the outboxes the last look left events in, for lack of
+	// room: they are taken from as room frees, before the next look.
+	pending []*outbox
 }
 
 // taken is an event taken from a job's outbox.
@@ -50,7 +56,7 @@ func New(opts Options, deps Deps) (*Notifier, error) {
 		log = zap.NewNop()
 	}
 	return &Notifier{opts: opts, deps: deps, log: log.Named("notify"), sender: NewSender(opts, deps.Secret),
-		work: make(chan taken, opts.Workers)}, nil
+		work: make(chan taken, opts.Workers), freed: make(chan struct{}, 1)}, nil
 }
 
 // Run sends events until ctx ends; the events it holds then go back to
@@ -69,6 +75,8 @@ func (n *Notifier) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 		case <-ticker.C:
+		case <-n.freed:
+			n.takePending(ctx)
 		}
 	}
 	wg.Wait()
@@ -116,39 +124,56 @@ func (n *Notifier) scan(ctx context.Context) {
 		n.warn(ctx, "read outboxes", zap.Error(err))
 		return
 	}
+	n.pending = n.pending[:0]
 	for i, name := range names {
 		if waiting[i].Val() == 0 && active[i].Val() == 0 {
 			continue
 		}
-		if !n.takeFrom(ctx, newOutbox(n.deps.Redis, n.deps.Keys, name), active[i].Val() > 0) {
+		box := newOutbox(n.deps.Redis, n.deps.Keys, name)
+		if active[i].Val() > 0 {
+			n.reclaim(ctx, box)
+		}
+		n.pending = append(n.pending, box)
+	}
+	n.takePending(ctx)
+}
+
+// takePending takes events from the pending outboxes while there is room,
+// forgetting those it emptied.
+func (n *Notifier) takePending(ctx context.Context) {
+	for len(n.pending) > 0 {
+		room := cap(n.work) - len(n.work)
+		if room == 0 {
 			return
 		}
+		if n.takeFrom(ctx, n.pending[0], room) {
+			return
+		}
+		n.pending = n.pending[1:]
 	}
 }
 
-// takeFrom reclaims box's lapsed events (when it has events in flight)
-// and takes what there is room for; it reports whether room is left.
-func (n *Notifier) takeFrom(ctx context.Context, box *outbox, reclaim bool) bool {
-	if reclaim {
-		if moved, err := box.events.Reclaim(ctx); err != nil {
-			n.warn(ctx, "reclaim events", zap.String("job", box.job), zap.Error(err))
-		} else if moved > 0 {
-			n.log.Info("events taken over after their sender's lease", zap.String("job", box.job), zap.Int("events", moved))
-		}
+// reclaim puts back box's events whose sender's lease lapsed.
+func (n *Notifier) reclaim(ctx context.Context, box *outbox) {
+	if moved, err := box.events.Reclaim(ctx); err != nil {
+		n.warn(ctx, "reclaim events", zap.String("job", box.job), zap.Error(err))
+	} else if moved > 0 {
+		n.log.Info("events taken over after their sender's lease", zap.String("job", box.job), zap.Int("events", moved))
 	}
-	room := cap(n.work) - len(n.work)
-	if room == 0 {
-		return false
-	}
+}
+
+// takeFrom takes up to room events from box and reports whether it may
+// hold more (it gave room).
+func (n *Notifier) takeFrom(ctx context.Context, box *outbox, room int) bool {
 	ds, err := box.events.Take(ctx, room, n.opts.Lease)
 	if err != nil {
 		n.warn(ctx, "take events", zap.String("job", box.job), zap.Error(err))
-		return true
+		return false
 	}
 	for _, d := range ds {
-		n.work <- taken{box: box, d: d} // only scan sends, and took no more than the room
+		n.work <- taken{box: box, d: d} // only Run's loop sends, and took no more than the room
 	}
-	return len(ds) < room
+	return len(ds) == room
 }
 
 // sendEach sends the events taken until ctx ends.
@@ -159,6 +184,10 @@ func (n *Notifier) sendEach(ctx context.Context) {
 			return
 		case t := <-n.work:
 			n.deliver(ctx, t)
+			select {
+			case n.freed <- struct{}{}:
+			default:
+			}
 		}
 	}
 }

@@ -42,7 +42,9 @@ type Options struct {
 	// round finished, a job cancelled) makes the outboxes be looked at.
 	Tick time.Duration
 	// Scan is how often every job's outbox is looked at when the version
-	// does not change (events of a master that died, a client cancel).
+	// does not change: for the events of a master that died, whose lease
+	// (minutes) lapses unannounced. A sweep costs two commands per job in
+	// one round trip.
 	Scan time.Duration
 	// MaxDeliveries is how many times an event is taken before it is
 	// given up on (its senders kept dying with it).
@@ -53,7 +55,7 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{Tries: 5, FirstBackoff: 500 * time.Millisecond, MaxBackoff: 30 * time.Second,
 		MaxElapsed: 2 * time.Minute, Timeout: 10 * time.Second, Lease: 5 * time.Minute, Workers: 4,
-		Tick: time.Second, Scan: 5 * time.Second, MaxDeliveries: 5}
+		Tick: time.Second, Scan: 30 * time.Second, MaxDeliveries: 5}
 }
 
 // Validate names the first option out of range.
