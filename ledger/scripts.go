@@ -39,7 +39,6 @@ var Steps = luascript.Set{FS: luaFiles, Consts: luascript.Consts{
 	"R_NO_JOB": int(CancelNoJob), "R_FINISHED_ALREADY": int(CancelFinishedAlready), "R_ASKED": int(CancelAsked),
 	"R_FINISHED_HERE": int(CancelFinished), "R_DRAINING": int(CancelDraining),
 	"E_FINISHED": jobspec.EventFinished, "E_FAILED": jobspec.EventFailed, "E_CANCELLED": jobspec.EventCancelled,
-	"E_PAUSED":        jobspec.EventPaused,
 	"N_OUTBOX_MAX":    OutboxMax,
 	"R_ROUND_RUNNING": RoundRunning, "R_ROUND_FINISHED": RoundFinished, "R_ROUND_CANCEL": RoundCancel,
 }}
