@@ -42,7 +42,8 @@ type Status struct {
 	// Kinds are the counters of each page kind. Warnings name the link
 	// rules and fields that matched nothing on every page of their kind,
 	// and say why a job that is not finished may not be making progress
-	// (a proxy: require job while the pool holds no usable proxy).
+	// (a proxy: require job while the pool holds no usable proxy), and
+	// which of its webhooks could not be sent an event.
 	Kinds    map[string]KindCounts `json:"kinds,omitempty"`
 	Warnings []string              `json:"warnings,omitempty"`
 	// Sinks are what the slaves' sinks (--sink) did with the job's items
@@ -152,7 +153,7 @@ func (c *Client) status(ctx context.Context, job string, maxSlaves int) (*Status
 	jk := c.keys.Job(job)
 	pipe := c.rdb.Pipeline()
 	stateCmd, statsCmd := pipe.HGetAll(ctx, jk.State()), pipe.HGetAll(ctx, jk.Stats())
-	specCmd := pipe.Get(ctx, jk.Spec())
+	specCmd, webhookCmd := pipe.Get(ctx, jk.Spec()), pipe.HVals(ctx, jk.NotifyWarnings())
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("read state of job %s: %w", job, err)
 	}
@@ -177,7 +178,7 @@ func (c *Client) status(ctx context.Context, job string, maxSlaves int) (*Status
 	_, st.Cancelling = state[cluster.StateCancel]
 	st.BudgetReached = state[cluster.StateBudgetReached]
 	st.Round, _ = strconv.ParseInt(state[cluster.StateRound], 10, 64)
-	st.Counters = counters(stats)
+	st.Counters = CountersOf(stats)
 	st.Counters.Queued, st.Counters.InFlight = depth.Total()
 	st.Counters.WaitingForRenderer = depth.RenderWait
 	st.Slaves = slaveCounts(stats, depth)
@@ -188,10 +189,14 @@ func (c *Client) status(ctx context.Context, job string, maxSlaves int) (*Status
 		st.Warnings = append(st.Warnings, c.proxyWarnings(ctx, spec, st)...)
 		st.Warnings = append(st.Warnings, c.renderWarnings(ctx, st)...)
 	}
+	st.Warnings = append(st.Warnings, webhookWarnings(webhookCmd.Val())...)
 	return st, nil
 }
 
-func counters(stats map[string]string) Counters {
+// CountersOf reads a job's totals from its stats hash (cluster.Stat*
+// fields), as Status does; Queued and InFlight, which the queues hold,
+// are left 0.
+func CountersOf(stats map[string]string) Counters {
 	n := func(k string) int64 { v, _ := strconv.ParseInt(stats[k], 10, 64); return v }
 	c := Counters{
 		ListPages: n(cluster.StatListPages), ListFailed: n(cluster.StatListFailed),

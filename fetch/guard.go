@@ -138,3 +138,16 @@ func checkTarget(ctx context.Context, host string, allowPrivate bool) error {
 func CheckHost(ctx context.Context, host string, allowPrivate bool) error {
 	return checkTarget(ctx, host, allowPrivate)
 }
+
+// DialControl is the address guard as a net.Dialer Control function, for
+// connections this package does not make (the master's webhooks): it
+// refuses non-public addresses, or with allowPrivate only link-local and
+// cloud-metadata ones. It runs on the address dialled, after DNS, so a
+// name that resolves to 127.0.0.1 is refused too. The error wraps
+// ErrBlockedAddress.
+func DialControl(allowPrivate bool) func(network, address string, c syscall.RawConn) error {
+	if allowPrivate {
+		return privateAllowed
+	}
+	return publicOnly
+}

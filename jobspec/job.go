@@ -79,6 +79,8 @@ type Job struct {
 	// RenderSpec renders every kind's pages in a headless browser, unless
 	// a kind says otherwise. Its fields sit at the top level of a job file.
 	RenderSpec `yaml:",inline"`
+	// Notify are the webhooks told of the job's transitions.
+	Notify []Webhook `yaml:"notify" json:"notify,omitempty"`
 	// SeedCount is the number of seeds stored apart from the spec; it is
 	// set by submission and not read from job files.
 	SeedCount int `yaml:"-" json:"seed_count,omitempty"`

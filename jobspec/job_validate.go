@@ -39,7 +39,8 @@ const (
 // giving every item an empty field.
 func (s *Job) Validate() error {
 	for _, check := range []func() error{s.validateName, s.validateSeeds, s.validateDomains,
-		s.validateModel, s.validateLimits, s.validateSchedule, s.validateRecrawl, s.Dedup.validate, s.Budget.validate, s.RequestSpec.validate, s.validateRender} {
+		s.validateModel, s.validateLimits, s.validateSchedule, s.validateRecrawl, s.Dedup.validate, s.Budget.validate,
+		s.RequestSpec.validate, s.validateRender, s.validateNotify} {
 		if err := check(); err != nil {
 			return fmt.Errorf("job: %w", err)
 		}

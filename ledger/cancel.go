@@ -44,16 +44,16 @@ type Cancel struct {
 }
 
 // CancelKeys are the keys of the cancel step of a job whose slaves are
-// numbered below maxSlaves, in cancel.lua's order; kinds.lua's stats key
-// follows them.
+// numbered below maxSlaves, in cancel.lua's order, then outbox.lua's;
+// kinds.lua's stats key follows them.
 func CancelKeys(jk cluster.JobKeys, maxSlaves int) []string {
-	keys := make([]string, 0, 10+2*maxSlaves)
+	keys := make([]string, 0, 13+2*maxSlaves)
 	keys = append(keys, jk.State(), jk.Owner(), jk.Stats(), jk.Frontier(), jk.FrontierActive(), jk.Retry(),
 		jk.Retrying(), jk.TaskAttempts(), jk.ListAttempts(), jk.RenderWait())
 	for i := range maxSlaves {
 		keys = append(keys, jk.Queue(i), jk.Inflight(i))
 	}
-	return keys
+	return append(keys, OutboxKeys(jk)...)
 }
 
 // CarryOutArgs are the arguments of a master's cancel step at now: with

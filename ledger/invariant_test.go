@@ -310,7 +310,7 @@ func (j *jobRun) moveDead() error {
 
 // carryOutCancel is the ledger's cancel step as a master carries it out,
 // opened without the master's fence.
-var carryOutCancel = ledger.Steps.Load("lua/unfenced.lua", "lua/kinds.lua", "lua/cancel.lua")
+var carryOutCancel = ledger.Steps.Load("lua/unfenced.lua", "lua/kinds.lua", "lua/outbox.lua", "lua/cancel.lua")
 
 // cancel carries a cancel out once in a while: it drops what is queued
 // and what lapsed, counted cancelled; the links admitted after it are

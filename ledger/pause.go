@@ -34,7 +34,7 @@ var codes = luascript.Codes{"NOJOB": ErrNoJob, "CANCELLING": ErrCancelling, "PAU
 // leases and counters do not change. It returns the state it was paused
 // in, which Resume restores.
 func (l *Ledger) Pause(ctx context.Context, now time.Time) (from string, err error) {
-	from, err = pauseScript.Run(ctx, l.rdb, []string{l.keys.State()}, stamp(now)).Text()
+	from, err = pauseScript.Run(ctx, l.rdb, append([]string{l.keys.State()}, OutboxKeys(l.keys)...), stamp(now)).Text()
 	if err != nil {
 		return "", fmt.Errorf("pause: %w", codes.Translate(err))
 	}

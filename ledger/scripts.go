@@ -15,7 +15,8 @@ var luaFiles embed.FS
 // changes a job's state hash or counters. The state hash's fields (F_)
 // and states (S_), the stats fields (F_STAT_), the attempts hash's field
 // prefixes (P_), the outcome codes Ack reads (O_, Outcome.code), who acts
-// in a cancel (A_) and the replies Go tells apart (R_) reach Lua as
+// in a cancel (A_), the events of the outbox (E_, lua/outbox.lua) and
+// the replies Go tells apart (R_) reach Lua as
 // locals of every script's header. Ledger's methods run the steps any
 // process may take; a master runs its own (cancel carried out, a round
 // started or finished) composed after its fence (Steps.With). The codes
@@ -41,6 +42,9 @@ var Steps = luascript.Set{FS: luaFiles, Consts: luascript.Consts{
 	"A_ASK": actorAsk, "A_BUDGET": actorBudget,
 	"R_NO_JOB": int(CancelNoJob), "R_FINISHED_ALREADY": int(CancelFinishedAlready), "R_ASKED": int(CancelAsked),
 	"R_FINISHED_HERE": int(CancelFinished), "R_DRAINING": int(CancelDraining),
+	"E_FINISHED": jobspec.EventFinished, "E_FAILED": jobspec.EventFailed, "E_CANCELLED": jobspec.EventCancelled,
+	"E_PAUSED":        jobspec.EventPaused,
+	"N_OUTBOX_MAX":    OutboxMax,
 	"R_ROUND_RUNNING": RoundRunning, "R_ROUND_FINISHED": RoundFinished, "R_ROUND_CANCEL": RoundCancel,
 	"R_ROUND_PAUSED": RoundPaused,
 }, Codes: codes}
@@ -66,10 +70,11 @@ var budgetConsts = luascript.Consts{
 
 var (
 	ackScript       = Steps.Load("lua/ack.lua")
-	askCancelScript = Steps.Load("lua/unfenced.lua", "lua/kinds.lua", "lua/cancel.lua")
+	askCancelScript = Steps.Load("lua/unfenced.lua", "lua/kinds.lua", "lua/outbox.lua", "lua/cancel.lua")
+	recordScript    = Steps.Load("lua/unfenced.lua", "lua/outbox.lua", "lua/record_event.lua")
 	submitScript    = Steps.Load("lua/submit.lua")
 	retryScript     = Steps.Load("lua/retry.lua")
-	pauseScript     = Steps.Load("lua/pause.lua")
+	pauseScript     = Steps.Load("lua/unfenced.lua", "lua/outbox.lua", "lua/pause.lua")
 	resumeScript    = Steps.Load("lua/resume.lua")
 )
 

@@ -187,13 +187,14 @@ func appendCounters(args []any, counters map[string]int64) []any {
 // ledger.RoundCancel if the job is to be cancelled, ledger.RoundPaused if
 // it is paused, else ledger.RoundRunning.
 func (f *frontier) tryFinish(ctx context.Context, nextRound time.Time) (int, error) {
-	keys := make([]string, 0, 8+2*f.maxSlaves)
+	keys := make([]string, 0, 11+2*f.maxSlaves)
 	keys = append(keys, f.keys.State(), f.keys.Frontier(), f.keys.FrontierActive(), f.keys.Retry(), f.keys.Seeds(),
 		f.keys.RenderWait())
 	for i := 0; i < f.maxSlaves; i++ {
 		keys = append(keys, f.keys.Queue(i), f.keys.Inflight(i))
 	}
 	keys = append(keys, f.keys.Found(), f.keys.FoundActive()) // checked as one more queue
+	keys = append(keys, ledger.OutboxKeys(f.keys)...)
 	next := ""
 	if !nextRound.IsZero() {
 		next = nextRound.UTC().Format(time.RFC3339Nano) // whole seconds would start a 1s recrawl early

@@ -1,12 +1,8 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"go.uber.org/zap"
 
@@ -46,25 +42,11 @@ func masterAPI(p *process, c masterConfig, log *zap.Logger) (http.Handler, servi
 	return h, reload, nil
 }
 
-// reloadTokensOnHangup installs the SIGHUP handler at once (a hangup
-// before it would end the process) and returns the service that reads the
-// token file again on each one; a bad file keeps the tokens in use.
+// reloadTokensOnHangup returns the service that reads the token file
+// again on each SIGHUP; a bad file keeps the tokens in use.
 func reloadTokensOnHangup(tokens *api.Tokens, log *zap.Logger) service {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	return func(ctx context.Context) error {
-		defer signal.Stop(hup)
-		for {
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-hup:
-			}
-			if n, err := tokens.Reload(); err != nil {
-				log.Error("api tokens not reloaded; the previous tokens stay in use", zap.Error(err))
-			} else {
-				log.Info("api tokens reloaded", zap.Int("tokens", n))
-			}
-		}
-	}
+	return reloadOnHangup(log, "api tokens", func() (zap.Field, error) {
+		n, err := tokens.Reload()
+		return zap.Int("tokens", n), err
+	})
 }

@@ -25,6 +25,7 @@ type masterConfig struct {
 	pageFields fieldFlags
 	mf         metricsFlag
 	pf         proxyFlags
+	wf         webhookFlags
 	opts       master.Options
 }
 
@@ -36,7 +37,8 @@ func newMasterCmd(a *app) *cobra.Command {
 		Example: `  crawler master --redis redis://10.0.0.1:6379/0 --mongo mongodb://10.0.0.2:27017/crawler
   crawler master --redis ... --mongo ... --http 127.0.0.1:8090 --metrics 127.0.0.1:9090
   crawler master --redis ... --mongo ... --proxy-source /etc/crawler/proxies.txt
-  crawler master --id master-b --redis ... --mongo ...   # a second master, for availability`,
+  crawler master --id master-b --redis ... --mongo ...   # a second master, for availability
+  crawler master --redis ... --mongo ... --webhook-secret-file /etc/crawler/webhook.secret`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := errors.Join(c.cf.validate(), c.mf.validate()); err != nil {
@@ -56,6 +58,7 @@ func newMasterCmd(a *app) *cobra.Command {
 	a.render.register(cmd)
 	c.pf.register(cmd)
 	f, fl := cmd.Flags(), c.cf.fields
+	c.wf.register(f)
 	f.StringVar(&c.mongo, "mongo", defaultMongo, "MongoDB URI; the path names the database")
 	f.StringVar(&c.output, "output", "", "write failures to this JSON Lines file instead of MongoDB")
 	f.StringVar(&c.http, c.pageFields.flag("Addr", "http"), "", "serve the status page and its JSON API on this address (e.g. 127.0.0.1:8090; a bare port means 127.0.0.1, 0.0.0.0:PORT every interface); empty: off")
@@ -109,5 +112,9 @@ func runMaster(ctx context.Context, a *app, c masterConfig) error {
 	if err != nil {
 		return err
 	}
-	return runServices(ctx, m.Run, page, validate, serveMetrics, reloadTokens)
+	sendWebhooks, reloadSecret, err := c.wf.notifier(p, c, a.logger)
+	if err != nil {
+		return err
+	}
+	return runServices(ctx, m.Run, page, validate, serveMetrics, reloadTokens, sendWebhooks, reloadSecret)
 }

@@ -120,6 +120,9 @@ func newRunCmd(a *app) *cobra.Command {
 			if err := refuseRecurring(spec); err != nil {
 				return err
 			}
+			if len(spec.Notify) > 0 {
+				a.logger.Warn("notify: run sends no webhooks; the masters of a cluster do (crawler master --webhook-secret-file)")
+			}
 			return crawlHere(cmd, a, cfg, spec, nil)
 		},
 	}

@@ -3,7 +3,8 @@
 -- (after its fence.lua), in the same steps. K: state, owner, stats,
 -- frontier, pages in progress, retry list, retrying set, task attempts,
 -- list attempts, render-wait list, then per slave its queue and in-flight
--- set (kinds.lua takes the stats key and item kinds appended last). A:
+-- set (outbox.lua's keys follow them; kinds.lua takes the stats key and
+-- item kinds appended last). A:
 -- now (RFC 3339), whether to finish the job once nothing of it is in
 -- flight ('1'; '0' only drops, so slaves stop at once while the master
 -- waits for its list pages in progress), and who acts: A_ASK for client
@@ -30,7 +31,8 @@
 -- tasks waiting for another try stay failed, queued or in flight:
 -- dropping them counts nothing (TASK_RETRY_MARKER marks a task that client
 -- retry-failed re-enqueued). Reply R_FINISHED_HERE once the job is
--- finished, else R_DRAINING.
+-- finished, else R_DRAINING. A job finished here, asked or carried out,
+-- appends its cancelled event to the outbox (outbox.lua).
 local now, finish, actor = A[1], A[2], A[3]
 -- A master's stop on a budget (actor A_BUDGET, ledger.BudgetStopArgs)
 -- is a cancel's drop with A[4] the budget reached, recorded in the state
@@ -68,6 +70,7 @@ if actor == A_ASK then
     end
     redis.call('HSET', K[1], fCancelled, now)
     redis.call('HDEL', K[1], fCancel, fNext, F_PAUSED_AT, F_PAUSED_FROM)
+    recordEvent(K[1], E_CANCELLED, now)
     return {R_FINISHED_HERE, 0}
   end
   redis.call('HSET', K[1], fCancel, now)
@@ -140,4 +143,5 @@ end
 redis.call('HSET', K[1], fState, finished, fFinished, now, fCancelled, now)
 redis.call('HDEL', K[1], fNext, fCancel, F_PAUSED_AT, F_PAUSED_FROM)
 redis.call('DEL', K[7], K[8])
+recordEvent(K[1], E_CANCELLED, now)
 return {R_FINISHED_HERE, dropped}

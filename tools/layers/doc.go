@@ -9,6 +9,8 @@
 //   - components: the parts a crawl is built from (canon, dedup, queue,
 //     fetch, downloader, store…);
 //   - client: what submitters call;
+//   - notifications: notify, the masters' webhooks, which report a
+//     job's counters as client status does;
 //   - roles: master, slave, the status page and the HTTP API, which never
 //     import each other (they meet in Redis, or in the mains);
 //   - test support: internal/testenv and the *test packages, which only

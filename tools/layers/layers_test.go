@@ -31,6 +31,7 @@ var layers = []layer{
 		"extract", "fetch", "ledger", "membership", "metrics", "neardup", "politeness", "proxy", "queue",
 		"render", "robots", "sink", "sitemap", "statuspage/feed", "store"}},
 	{name: "client", packages: []string{"client"}},
+	{name: "notifications", packages: []string{"notify"}},
 	{name: "roles", packages: []string{"api", "master", "slave", "statuspage"}},
 	{name: "test support", packages: []string{"internal/testenv", "proxy/proxytest",
 		"sink/s3test", "statuspage/browsertest", "store/storetest"}},
