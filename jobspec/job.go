@@ -101,6 +101,10 @@ type RequestSpec struct {
 	// PerHostConcurrency is the cluster-wide number of requests in flight
 	// per host.
 	PerHostConcurrency int `yaml:"per_host_concurrency" json:"per_host_concurrency"`
+	// Routing is how item pages are spread over the slaves: auto (the
+	// default: by host when PerHostRPS is low, see RoutesByHost), host or
+	// url.
+	Routing string `yaml:"routing" json:"routing,omitempty"`
 	// UserAgent is sent with every request, robots.txt included.
 	UserAgent string `yaml:"user_agent" json:"user_agent"`
 	// Headers are sent with every request.
@@ -195,7 +199,7 @@ func Default() Job {
 		Dedup: DedupSpec{Mode: DefaultDedupMode, Window: DefaultDedupWindow,
 			Capacity: DefaultDedupCapacity, ErrorRate: DefaultDedupErrorRate},
 		MaxRetries: DefaultMaxRetries,
-		RequestSpec: RequestSpec{Proxy: DefaultProxy, ObeyRobots: true, PerHostConcurrency: DefaultPerHostConcurrency,
+		RequestSpec: RequestSpec{Proxy: DefaultProxy, ObeyRobots: true, PerHostConcurrency: DefaultPerHostConcurrency, Routing: RoutingAuto,
 			UserAgent: DefaultUserAgent, Timeout: DefaultTimeout, MaxBodyBytes: DefaultMaxBodyBytes},
 	}
 }

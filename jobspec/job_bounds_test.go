@@ -72,6 +72,7 @@ func TestParseJobSpec_bounds(t *testing.T) {
 		{"proxy: sometimes", "proxy"},
 		{"per_host_rps: -1", "per_host_rps"},
 		{"per_host_concurrency: 0", "per_host_concurrency"},
+		{"routing: sideways", "routing"},
 		{"user_agent: \"\"", "user_agent"},
 		{"timeout: 0", "timeout"},
 		{"max_body_bytes: 10", "max_body_bytes"},

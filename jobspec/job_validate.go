@@ -181,6 +181,9 @@ func (r RequestSpec) validate() error {
 	case r.MaxBodyBytes < MinMaxBodyBytes || r.MaxBodyBytes > MaxMaxBodyBytes:
 		return fmt.Errorf("max_body_bytes: %d is outside %d..%d", r.MaxBodyBytes, MinMaxBodyBytes, MaxMaxBodyBytes)
 	}
+	if err := r.validateRouting(); err != nil {
+		return err
+	}
 	if err := validateHeaders(r.Headers); err != nil {
 		return err
 	}

@@ -50,6 +50,8 @@ type jobRunner struct {
 	// renderKinds are the job's kinds whose pages are rendered: their
 	// tasks go only to slaves that can render (render.go).
 	renderKinds map[string]bool
+	// byHost routes the job's item pages by host (reroute.go, hostRouteKey).
+	byHost bool
 
 	// pausing is set once client pause paused the round: nothing is taken
 	// any more; stopTaking ends abandon, the wait of the round's list
@@ -144,6 +146,7 @@ func (r *jobRunner) load(ctx context.Context) error {
 	}
 	r.spec, r.filter, r.dl, r.rules = spec, filter, dl, rules
 	r.renderKinds = spec.RenderKinds()
+	r.byHost = spec.RoutesByHost()
 	if names := spec.ItemKindNames(); len(names) > 1 && !spec.ShortForm() {
 		r.byKind = names
 	}

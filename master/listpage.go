@@ -349,7 +349,11 @@ func (r *jobRunner) candidate(table *assign.Snapshot, round int64, referer strin
 	if link.Kind != jobspec.KindDetail {
 		task.Kind = link.Kind // the short form's tasks stay as they were
 	}
-	slave, err := r.routeKind(table, task.ItemKind(), fp[:])
+	key := fp[:]
+	if r.byHost {
+		key = hostRouteKey(link.URL) // link.URL is canonical: it parses
+	}
+	slave, err := r.routeKind(table, task.ItemKind(), key)
 	if err != nil {
 		return dedup.Candidate{}, 0, fmt.Errorf("route %s: %w", link.URL, err)
 	}

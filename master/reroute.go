@@ -3,12 +3,14 @@ package master
 import (
 	"context"
 	"crypto/sha1"
+	"net/url"
 
 	"go.uber.org/zap"
 
 	"github.com/crawler-dev/crawler/assign"
 	"github.com/crawler-dev/crawler/canon"
 	"github.com/crawler-dev/crawler/cluster"
+	"github.com/crawler-dev/crawler/politeness"
 	"github.com/crawler-dev/crawler/queue"
 )
 
@@ -144,14 +146,14 @@ func (r *jobRunner) routeWaiting(ctx context.Context, list string, move func(con
 	r.log.Info("routed "+what, zap.Int("tasks", n))
 }
 
-// routeAll routes each task by its fingerprint, as the master first did. A
+// routeAll routes each task as the master first did (taskRouteKey). A
 // task that cannot be decoded is routed by a hash of its bytes: the slave
 // that takes it records it as failed, so it can neither stop the others
 // from moving nor keep the job from finishing.
 func (r *jobRunner) routeAll(routes *assign.Snapshot, tasks []string) []queue.Move {
 	moves := make([]queue.Move, 0, len(tasks))
 	for _, raw := range tasks {
-		kind, key := routingKey(raw)
+		kind, key := r.taskRouteKey(raw)
 		to, err := r.routeKind(routes, kind, key)
 		if err != nil {
 			continue // the snapshot has live slaves, so Route does not fail
@@ -161,13 +163,32 @@ func (r *jobRunner) routeAll(routes *assign.Snapshot, tasks []string) []queue.Mo
 	return moves
 }
 
-// routingKey is the task's item kind and the key it is routed by.
-func routingKey(raw string) (string, []byte) {
+// taskRouteKey is the task's item kind and the key it is routed by: its
+// host's when the job routes by host, else its fingerprint, else (a task
+// that does not decode) a hash of its bytes.
+func (r *jobRunner) taskRouteKey(raw string) (string, []byte) {
 	if t, err := cluster.DecodeTask(raw); err == nil {
-		if fp, err := canon.ParseFingerprint(t.FP); err == nil {
+		if r.byHost {
+			if key := hostRouteKey(t.URL); key != nil {
+				return t.ItemKind(), key
+			}
+		} else if fp, err := canon.ParseFingerprint(t.FP); err == nil {
 			return t.ItemKind(), fp[:]
 		}
 	}
 	sum := sha1.Sum([]byte(raw))
 	return "", sum[:]
+}
+
+// hostRouteKey is the key the pages of rawURL's host are routed by when a
+// job routes by host (jobspec.RequestSpec.RoutesByHost): every page of a
+// host goes to one slave, which alone draws on the host's budget beside
+// the master, and a slave joining or leaving moves only its own share of
+// the hosts. It is nil for a URL that does not parse.
+func hostRouteKey(rawURL string) []byte {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil
+	}
+	return []byte("host:" + politeness.HostOf(u)) // apart from any fingerprint
 }

@@ -95,7 +95,7 @@ func TestJobRunner_route(t *testing.T) {
 			if fmt.Sprint(frontier) != fmt.Sprint(tc.frontier) {
 				t.Errorf("frontier = %v, want %v", frontier, tc.frontier)
 			}
-			queued := routedPaths(t, f, base)
+			queued := routedPaths(t, f, r, base)
 			if fmt.Sprint(queued) != fmt.Sprint(tc.queued) {
 				t.Errorf("queued = %v, want %v", queued, tc.queued)
 			}
@@ -115,15 +115,17 @@ func absolute(base, u string) string {
 }
 
 // routedPaths returns the paths of the tasks queued on the slaves, sorted,
-// checking that each is queued on the slave the live table routes it to.
-func routedPaths(t *testing.T, f *fixture, base string) []string {
+// checking that each is queued on the slave the live table routes it to
+// (by host or by fingerprint, as r's job routes).
+func routedPaths(t *testing.T, f *fixture, r *jobRunner, base string) []string {
 	t.Helper()
 	routes := f.m.liveRoutes()
 	var out []string
 	for slave, tasks := range f.queuedTasks(t) {
 		for _, task := range tasks {
 			fp := canon.RequestFingerprint("GET", task.URL, nil)
-			if to, err := routes.Route(fp[:]); err != nil || to != slave || task.FP != fp.String() {
+			_, key := r.taskRouteKey(task.Encode())
+			if to, err := routes.Route(key); err != nil || to != slave || task.FP != fp.String() {
 				t.Errorf("task %s queued on slave %d with fp %s; the table routes it to %d (%v), fp %s",
 					task.URL, slave, task.FP, to, err, fp)
 			}
@@ -281,7 +283,7 @@ func TestJobRunner_routeEntry(t *testing.T) {
 					t.Errorf("stats[%s] = %q, want %q (stats %v)", field, got, want, stats)
 				}
 			}
-			if got := routedPaths(t, f, base); fmt.Sprint(got) != fmt.Sprint(tc.queued) {
+			if got := routedPaths(t, f, r, base); fmt.Sprint(got) != fmt.Sprint(tc.queued) {
 				t.Errorf("queued %v, want %v", got, tc.queued)
 			}
 		})
@@ -314,7 +316,7 @@ func TestJobRunner_routeFound(t *testing.T) {
 	if n := f.rdb.LLen(f.ctx, f.jk.Found()).Val() + f.rdb.ZCard(f.ctx, f.jk.FoundActive()).Val(); n != 0 {
 		t.Errorf("%d found entries left, want all three committed", n)
 	}
-	if got := routedPaths(t, f, base); fmt.Sprint(got) != "[/p/3]" {
+	if got := routedPaths(t, f, r, base); fmt.Sprint(got) != "[/p/3]" {
 		t.Errorf("queued %v, want only /p/3", got)
 	}
 	if got := f.frontierPages(t); len(got) != 1 || got[0].URL != base+"/list/5" || got[0].Depth != 1 {
@@ -349,7 +351,7 @@ func TestJobRunner_routeRetries(t *testing.T) {
 	if n := f.rdb.LLen(f.ctx, f.jk.Retry()).Val(); n != 0 {
 		t.Errorf("%d tasks left on the retry list", n)
 	}
-	if got := routedPaths(t, f, "https://example.com"); len(got) != len(tasks) {
+	if got := routedPaths(t, f, r, "https://example.com"); len(got) != len(tasks) {
 		t.Errorf("%d tasks queued, want %d", len(got), len(tasks))
 	}
 }

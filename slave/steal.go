@@ -39,11 +39,13 @@ func (s *Slave) take(ctx context.Context, j *job, n int) ([]queue.Delivery, erro
 // steal moves up to n queued tasks of j from the longest queue of the
 // other live slaves to this slave's own, if that queue holds more than a
 // slave holds for its fetchers (a shorter one is about to be worked off
-// by its own slave). Only queued tasks move, never ones in flight, and a
-// job with rendered kinds is left alone (its tasks go only to slaves that
-// render). It returns how many moved.
+// by its own slave). Only queued tasks move, never ones in flight; a job
+// with rendered kinds is left alone (its tasks go only to slaves that
+// render), and so is a job routed by host (each host's pages stay with
+// one slave, whose pace the host's budget sets, not the slave's). It
+// returns how many moved.
 func (s *Slave) steal(ctx context.Context, j *job, n int) int {
-	if len(j.renderKinds) > 0 {
+	if len(j.renderKinds) > 0 || j.spec.RoutesByHost() {
 		return 0
 	}
 	table, err := s.registry.Snapshot(ctx)

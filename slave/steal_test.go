@@ -18,7 +18,8 @@ import (
 // its host, say) until what is left there is less than a slave holds; every
 // stolen page is fetched and counted once, as this slave's. A job that
 // never gave this slave a task costs no steal: a slave that has not yet
-// taken one of its own leaves a job that has none alone.
+// taken one of its own leaves a job that has none alone. A job routed by
+// host is never stolen from: each host's pages stay with its slave.
 func TestSlave_stealsFromTheLongestQueue(t *testing.T) {
 	rdb, keys := testenv.Redis(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -30,9 +31,15 @@ func TestSlave_stealsFromTheLongestQueue(t *testing.T) {
 	for i := range queued {
 		rdb.RPush(ctx, jk.Queue(1), taskFor("steal", site.URL+"/p/"+strconv.Itoa(i)))
 	}
-	idle := runningJob(t, ctx, rdb, keys, "idle", site.URL)
+	idle := runningJobSpec(t, ctx, rdb, keys, "idle", site.URL, fast)
 	for i := range queued {
 		rdb.RPush(ctx, idle.Queue(1), taskFor("idle", site.URL+"/q/"+strconv.Itoa(i)))
+	}
+	byHost := runningJobSpec(t, ctx, rdb, keys, "byhost", site.URL, func(spec *jobspec.Job) {
+		spec.PerHostRPS, spec.Routing = 1000, jobspec.RoutingHost
+	}, "/own")
+	for i := range queued {
+		rdb.RPush(ctx, byHost.Queue(1), taskFor("byhost", site.URL+"/h/"+strconv.Itoa(i)))
 	}
 
 	// slave 1 is live but takes nothing
@@ -77,5 +84,11 @@ func TestSlave_stealsFromTheLongestQueue(t *testing.T) {
 	}
 	if n := rdb.LLen(ctx, idle.Queue(1)).Val(); n != queued {
 		t.Errorf("%d of the idle job's %d tasks left on slave 1: slave 0 stole from a job it had no task of", n, queued)
+	}
+	if n := rdb.LLen(ctx, byHost.Queue(1)).Val(); n != queued {
+		t.Errorf("%d of the job routed by host's %d tasks left on slave 1: slave 0 stole them", n, queued)
+	}
+	if st := rdb.HGet(ctx, byHost.Stats(), cluster.StatStored).Val(); st != "1" {
+		t.Errorf("the job routed by host stored %q pages, want its own 1", st)
 	}
 }
