@@ -20,10 +20,16 @@ import (
 // polite hosts (a few hundred pages a second, each a tenth of a second or
 // more) commits them in batches of dozens, short beside the task lease and
 // the page's own fetch. A slave with nothing left in flight commits at
-// once: the last pages of a crawl do not wait.
+// once: the last pages of a crawl do not wait. A batch of fewer than
+// commitFew items waits for more up to commitWait: a slave crawling a few
+// polite hosts (a page every 40ms, say) then commits a dozen pages a call,
+// not two or three, for a near-duplicate call (two when another slave
+// appended first) and an acknowledgement per batch.
 const (
 	commitBatch = 256
 	commitEvery = 100 * time.Millisecond
+	commitFew   = 16
+	commitWait  = 500 * time.Millisecond
 )
 
 // pendingItem is an extracted item waiting to be committed.
@@ -31,7 +37,8 @@ type pendingItem struct {
 	w       *work
 	item    store.Item
 	retries int
-	found   string // the page's Found entry, "" for none
+	found   string    // the page's Found entry, "" for none
+	added   time.Time // when it was queued for commit
 }
 
 // committer commits the items of fetched pages in batches: it marks
@@ -56,7 +63,7 @@ func newCommitter(s *Slave) *committer {
 func (c *committer) add(w *work, it store.Item, retries int, found string) {
 	c.waiting.Add(1)
 	c.mu.Lock()
-	c.pending = append(c.pending, pendingItem{w: w, item: it, retries: retries, found: found})
+	c.pending = append(c.pending, pendingItem{w: w, item: it, retries: retries, found: found, added: time.Now()})
 	full := len(c.pending) >= commitBatch
 	c.mu.Unlock()
 	if full || c.s.pending() == 0 {
@@ -83,6 +90,9 @@ func (c *committer) run(ctx context.Context) {
 			closing = true
 		case <-c.kick:
 		case <-t.C:
+			if !c.due() {
+				continue
+			}
 		}
 		for batch := c.take(); len(batch) > 0; batch = c.take() {
 			c.commit(ctx, batch)
@@ -91,6 +101,16 @@ func (c *committer) run(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// due reports whether the items waiting are worth a commit at a tick: a
+// batch of commitFew or more, or one whose oldest item has waited
+// commitWait, or any when nothing is left in flight.
+func (c *committer) due() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := len(c.pending)
+	return n >= commitFew || (n > 0 && (time.Since(c.pending[0].added) >= commitWait || c.s.pending() == 0))
 }
 
 func (c *committer) take() []pendingItem {

@@ -3,6 +3,7 @@ package slave
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -18,13 +19,17 @@ const markWait = 2 * time.Second
 // markSpacing bounds the time between two groups of marks: a slave whose
 // fetches begin one at a time as host slots free up writes them a group
 // at a time, not one script call per page. The spacing is most of the
-// pages' recent fetch time, within these bounds: a mark is written while
-// its page is fetched, so a page rarely waits for it, and a slave crawling
-// polite hosts (a page every few hundred milliseconds per host, a tenth
-// of a second each) writes a mark group every 80ms, not every 5ms.
+// pages' recent fetch time, or the time markFew fetches take to begin at
+// the recent pace when that is longer, within these bounds: a mark is
+// mostly written while its page is fetched, and a slave crawling a few
+// polite hosts (a fetch beginning every 50ms, each a tenth of a second)
+// writes a group of five every 250ms, not one or two every 80ms; its
+// pages wait a little for their marks after the fetch, holding no host
+// slot.
 const (
 	minMarkSpacing = 5 * time.Millisecond
-	maxMarkSpacing = 100 * time.Millisecond
+	maxMarkSpacing = 250 * time.Millisecond
+	markFew        = 8
 )
 
 // marker writes the start marks of tasks whose fetch begins (see
@@ -41,6 +46,10 @@ type marker struct {
 	next map[*job][]string
 	done chan struct{} // closed when the group being gathered is written
 	kick chan struct{}
+	// last is when the last fetch began (unix ns), gap the time between
+	// two beginnings lately (smoothed): the pace that spaces the groups.
+	last atomic.Int64
+	gap  ewma
 }
 
 func newMarker(s *Slave, log *zap.Logger) *marker {
@@ -52,6 +61,10 @@ func newMarker(s *Slave, log *zap.Logger) *marker {
 // waits for it (wait) before it extracts the page, so a page whose
 // content crashes its holder is marked by then.
 func (m *marker) started(w *work) {
+	now := time.Now().UnixNano()
+	if last := m.last.Swap(now); last != 0 {
+		m.gap.add(time.Duration(now - last))
+	}
 	m.mu.Lock()
 	m.next[w.job] = append(m.next[w.job], w.raw)
 	w.marked = m.done
@@ -63,9 +76,10 @@ func (m *marker) started(w *work) {
 }
 
 // spacing is the time to the next group of marks: four fifths of the
-// recent fetch time, within minMarkSpacing and maxMarkSpacing.
+// recent fetch time, or the time markFew fetches take to begin when that
+// is longer, within minMarkSpacing and maxMarkSpacing.
 func (m *marker) spacing() time.Duration {
-	return min(max(m.s.fetchTime.get()*4/5, minMarkSpacing), maxMarkSpacing)
+	return min(max(m.s.fetchTime.get()*4/5, markFew*m.gap.get(), minMarkSpacing), maxMarkSpacing)
 }
 
 // wait waits until w's start mark is written, or markWait has passed, or

@@ -48,6 +48,7 @@ type Slave struct {
 	// right after sees them.
 	fetches atomic.Int64
 	freed   chan struct{} // signalled when a task is done with
+	queued  chan struct{} // signalled when a master says tasks were queued here
 	told    atomic.Bool   // a master said tasks were queued of a job not seen yet
 }
 
@@ -87,6 +88,7 @@ func New(opts Options, deps Deps) (*Slave, error) {
 		jobs:          newJobSet(deps.Redis, deps.Keys, opts.ID, dl, deps.Metrics.Node(metrics.RoleSlave, opts.ID).NearDup(), log),
 		held:          newHeldTasks(),
 		freed:         make(chan struct{}, 1),
+		queued:        make(chan struct{}, 1),
 	}
 	s.info.Render = renderOffer(deps.Renderer, log)
 	s.jobs.onRender = s.jobRenders
@@ -246,6 +248,7 @@ const takeSpacing = 250 * time.Millisecond
 // dispatch takes tasks from the running jobs' queues while there is room.
 func (s *Slave) dispatch(ctx, drainCtx context.Context) {
 	lastCheck := time.Time{}
+	dry := 0 // takes in a row that found every queue empty
 	for ctx.Err() == nil {
 		if s.told.Swap(false) || time.Since(lastCheck) >= time.Second {
 			if err := s.jobs.refreshIfChanged(ctx); err != nil && ctx.Err() == nil {
@@ -258,18 +261,41 @@ func (s *Slave) dispatch(ctx, drainCtx context.Context) {
 			s.waitFreed(ctx, s.opts.Poll)
 			continue
 		}
-		if s.takeTasks(ctx, drainCtx, room) >= room {
+		took := s.takeTasks(ctx, drainCtx, room)
+		if took >= room {
+			dry = 0
 			continue
 		}
-		// The take drained the queues. A slave that holds work (a polite
-		// crawl's tasks waiting for their hosts' turns) lets a few of the
-		// masters' admissions gather before it takes again; one running
-		// out takes at the first word of more.
+		if took > 0 {
+			dry = 0
+		} else {
+			dry++
+		}
+		// The take drained the queues: nothing is taken again until a
+		// master says it queued more (it says so when a queue of this
+		// slave's was empty), or after dryPoll in case that word was
+		// lost. A slave that holds work (a polite crawl's tasks waiting
+		// for their hosts' turns) lets a few of the masters' admissions
+		// gather first; one running out takes at the first word of more.
 		if s.pending() >= s.opts.Concurrency && ctxtime.Sleep(ctx, takeSpacing) != nil {
 			return
 		}
-		s.waitFreed(ctx, s.opts.Poll)
+		s.waitQueued(ctx, s.dryPoll(dry))
 	}
+}
+
+// dryPoll is how long the dispatcher waits for word of new tasks after
+// dry takes in a row found the queues empty: Options.Poll, doubling with
+// each empty take up to five times that. The masters' word (TasksChannel)
+// is what wakes a slave; the poll only bounds the wait when that word is
+// lost, so a slave with nothing to do costs Redis a take a second, not a
+// take per fetch that ends.
+func (s *Slave) dryPoll(dry int) time.Duration {
+	wait := s.opts.Poll
+	for i := 1; i < dry && wait < 5*s.opts.Poll; i++ {
+		wait *= 2
+	}
+	return min(wait, 5*s.opts.Poll)
 }
 
 // takeTasks takes up to room tasks, visiting the running jobs in turn, and
@@ -361,7 +387,10 @@ func (s *Slave) listen(ctx context.Context) {
 		if !s.jobs.has(job) { // a job not seen yet, or an older master's "1"
 			s.told.Store(true)
 		}
-		s.signalFreed()
+		select {
+		case s.queued <- struct{}{}:
+		default:
+		}
 	})
 }
 
@@ -372,12 +401,19 @@ func (s *Slave) signalFreed() {
 	}
 }
 
-func (s *Slave) waitFreed(ctx context.Context, d time.Duration) {
+// waitFreed waits until a task is done with, or d has passed, or ctx ends.
+func (s *Slave) waitFreed(ctx context.Context, d time.Duration) { s.waitFor(ctx, s.freed, d) }
+
+// waitQueued waits until a master says tasks were queued for this slave,
+// or d has passed, or ctx ends.
+func (s *Slave) waitQueued(ctx context.Context, d time.Duration) { s.waitFor(ctx, s.queued, d) }
+
+func (s *Slave) waitFor(ctx context.Context, signal <-chan struct{}, d time.Duration) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
-	case <-s.freed:
+	case <-signal:
 	case <-t.C:
 	}
 }
