@@ -15,6 +15,7 @@ import (
 
 	"github.com/crawler-dev/crawler/cluster"
 	"github.com/crawler-dev/crawler/internal/testenv"
+	"github.com/crawler-dev/crawler/jobspec"
 	"github.com/crawler-dev/crawler/ledger"
 	"github.com/crawler-dev/crawler/statuspage/browsertest"
 	"github.com/crawler-dev/crawler/statuspage/feed"
@@ -48,7 +49,10 @@ func operatorCluster(f *fixture) {
 		"postgres": {cluster.SinkAccepted: 1200, cluster.SinkRetried: 96}, "s3": {cluster.SinkAccepted: 1200}}))
 	started := time.Now().Add(-10 * time.Minute)
 	must(f.t, f.rdb.HSet(f.ctx, f.keys.Job("older").State(), cluster.StateStartedAt, started.UTC().Format(time.RFC3339Nano),
-		cluster.StateFinishedAt, started.Add(75*time.Second).UTC().Format(time.RFC3339Nano)).Err())
+		cluster.StateFinishedAt, started.Add(75*time.Second).UTC().Format(time.RFC3339Nano),
+		cluster.StateBudgetReached, jobspec.BudgetMaxPages).Err())
+	must(f.t, f.rdb.HSet(f.ctx, f.keys.Job("older").Stats(), cluster.StatSkippedMaxPages, 1234,
+		cluster.StatHostsClosed, 2).Err())
 }
 
 func must(t testing.TB, err error) {
@@ -178,6 +182,8 @@ func TestBrowser_operatorView(t *testing.T) {
 		"news's last reasons":                 `document.querySelectorAll('#failures tr[data-job="news"] .reasons li').length === 4`,
 		"slow.example's robots.txt":           `document.querySelector('#hosts tr[data-host="slow.example"]').textContent.includes('200 fetched 3m ago')`,
 		"older's duration":                    `document.querySelector('#jobs tr[data-job="older"] .sub').textContent.includes('took 1m')`,
+		"older's budget": `/ · max_pages budget reached · 1\D?234 links past a budget · 2 hosts at max_pages_per_host$/.test(` +
+			`document.querySelector('#jobs tr[data-job="older"] .sub').textContent)`,
 		"news's postgres sink, retries marked": `(() => { const c = document.querySelector('#sinks tr[data-job="news"][data-sink="postgres"]').children; ` +
 			`return c[2].textContent.replace(/\D/g, '') === '1200' && c[3].textContent === '96' && c[3].classList.contains('bad') && c[4].textContent === '0'; })()`,
 		"news's s3 sink":              `document.querySelector('#sinks tr[data-job="news"][data-sink="s3"]').children[2].textContent.replace(/\D/g, '') === '1200'`,

@@ -55,9 +55,21 @@
   const empty = (cols, text) => el('tr', { class: 'empty' }, el('td', { colspan: cols }, text));
 
   const took = (j) => !j.duration_ms ? '' : (j.state === 'finished' ? ' · took ' : ' · running for ') + ms(j.duration_ms);
+  // budgetNote says which budget ended the round and how many links it
+  // left out (the counters' skipped_<budget>), or which hosts it closed.
+  const budgetNote = (j) => {
+    const c = j.counters, parts = [];
+    if (j.budget_reached) parts.push(`${j.budget_reached} budget reached`);
+    const left = (c.skipped_max_pages || 0) + (c.skipped_max_pages_per_host || 0) + (c.skipped_max_bytes || 0) +
+      (c.skipped_max_duration || 0);
+    if (left) parts.push(`${num(left)} links past a budget`);
+    if (c.hosts_closed) parts.push(`${num(c.hosts_closed)} hosts at max_pages_per_host`);
+    return parts.length ? ' · ' + parts.join(' · ') : '';
+  };
   const jobRow = (j, now) => {
     const p = j.progress, c = j.counters;
-    const when = (j.started_at ? 'started ' + ago(j.started_at, now) : 'submitted ' + ago(j.submitted_at, now)) + took(j);
+    const when = (j.started_at ? 'started ' + ago(j.started_at, now) : 'submitted ' + ago(j.submitted_at, now)) + took(j) +
+      budgetNote(j);
     return el('tr', { 'data-job': j.job }, [
       el('td', { class: 'name' }, [el('span', { class: 'job' }, j.job), el('span', { class: 'sub' }, `round ${j.round} · ${when}`)]),
       el('td', {}, el('span', { class: 'state ' + (j.label || j.state) }, j.label || j.state)),
