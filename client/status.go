@@ -162,8 +162,13 @@ func (c *Client) status(ctx context.Context, job string, maxSlaves int) (*Status
 		return nil, fmt.Errorf("job %s: %w", job, ErrJobNotFound)
 	}
 	depth := queue.Depth{Queued: make([]int64, maxSlaves), Inflight: make([]int64, maxSlaves)}
+	spec, specErr := jobspec.Decode([]byte(specCmd.Val()))
 	if state[cluster.StateField] != cluster.StateFinished || state[cluster.StateCancelledAt] != "" {
-		d, err := queue.New(c.rdb, jk).Depth(ctx, maxSlaves)
+		q := queue.New(c.rdb, jk)
+		if specErr == nil {
+			q.WithBands(spec.QueueBands()) // its tasks of each priority queued in a band of their own
+		}
+		d, err := q.Depth(ctx, maxSlaves)
 		if err != nil {
 			return nil, fmt.Errorf("job %s: %w", job, err)
 		}
@@ -184,7 +189,7 @@ func (c *Client) status(ctx context.Context, job string, maxSlaves int) (*Status
 	st.Slaves = slaveCounts(stats, depth)
 	st.Counters.RoundCounts, st.Rounds = recrawlCounts(stats)
 	st.Sinks = sinkCounts(stats)
-	if spec, err := jobspec.Decode([]byte(specCmd.Val())); err == nil {
+	if specErr == nil {
 		st.Kinds, st.Warnings = kindStatus(spec, stats, st.Counters)
 		st.Warnings = append(st.Warnings, c.proxyWarnings(ctx, spec, st)...)
 		st.Warnings = append(st.Warnings, c.renderWarnings(ctx, st)...)

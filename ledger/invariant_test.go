@@ -319,7 +319,7 @@ func (j *jobRun) cancel() error {
 	if j.r.IntN(4) != 0 {
 		return nil
 	}
-	keys := append(ledger.CancelKeys(j.jk, slaves), j.jk.Stats())
+	keys := append(ledger.CancelKeys(j.jk, slaves, nil), j.jk.Stats())
 	args := append(ledger.CarryOutArgs(time.Now(), j.r.IntN(2) == 0), "*")
 	c, err := ledger.ParseCancel(carryOutCancel.Run(j.ctx, j.rdb, keys, args...))
 	j.note("cancel: %d dropped, outcome %d", c.Dropped, c.Outcome)
@@ -333,7 +333,7 @@ func (j *jobRun) budgetStop() error {
 	if j.r.IntN(8) != 0 {
 		return nil
 	}
-	keys := append(ledger.CancelKeys(j.jk, slaves), j.jk.Stats())
+	keys := append(ledger.CancelKeys(j.jk, slaves, nil), j.jk.Stats())
 	args := append(ledger.BudgetStopArgs(time.Now(), jobspec.BudgetMaxBytes, cluster.StatSkippedMaxBytes), "*")
 	c, err := ledger.ParseCancel(carryOutCancel.Run(j.ctx, j.rdb, keys, args...))
 	j.note("budget stop: %d dropped, outcome %d", c.Dropped, c.Outcome)
