@@ -86,39 +86,39 @@ func (s *prioritySite) lowBefore(n int) int {
 	return -1
 }
 
-// priorityKindsJob is a job over the site at base with item kinds top
-// (the hi pages, at priority prio) and bulk (the lo pages). A page's
-// links are admitted kind by kind in the order of their names, so in the
-// order found the bulk pages would all be queued first.
-func priorityKindsJob(name, base string, prio int) string {
+// priorityJobHead is the head of the tests' job files over the site at
+// base: its list page the seed, politeness out of the way.
+func priorityJobHead(name, base string) string {
 	return fmt.Sprintf(`name: %s
 seeds: ["%s/list"]
 allow_private_networks: true
 obey_robots: false
 per_host_rps: 10000
 per_host_concurrency: 100
-kinds:
+`, name, base)
+}
+
+// priorityKindsJob is a job over the site at base with item kinds top
+// (the hi pages, at priority prio) and bulk (the lo pages). A page's
+// links are admitted kind by kind in the order of their names, so in the
+// order found the bulk pages would all be queued first.
+func priorityKindsJob(name, base string, prio int) string {
+	return priorityJobHead(name, base) + fmt.Sprintf(`kinds:
   start:
     links:
       - {css: "a.hi", kind: top}
       - {css: "a.lo", kind: bulk}
   top:  {item: true, priority: %d, fields: {title: {css: "h1", required: true}}}
   bulk: {item: true, fields: {title: {css: "h1", required: true}}}
-`, name, base, prio)
+`, prio)
 }
 
 // priorityShortJob is a job over the site at base that stores the pages
 // of one class (hi or lo).
 func priorityShortJob(name, base, class string) string {
-	return fmt.Sprintf(`name: %s
-seeds: ["%s/list"]
-allow_private_networks: true
-obey_robots: false
-per_host_rps: 10000
-per_host_concurrency: 100
-detail_link: {css: "a.%s"}
+	return priorityJobHead(name, base) + fmt.Sprintf(`detail_link: {css: "a.%s"}
 fields: {title: {css: "h1", required: true}}
-`, name, base, class)
+`, class)
 }
 
 // TestCluster_priority crawls with real processes (a master, one slave of

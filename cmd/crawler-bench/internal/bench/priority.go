@@ -71,12 +71,19 @@ func (o PriorityOptions) Validate() error {
 		return cluster.Invalid("Priority", o.Priority, "is outside 1..%d", jobspec.MaxPriority)
 	case o.Latency < 0:
 		return cluster.Invalid("Latency", o.Latency, "is negative")
-	case o.Slaves < 1 || o.Slaves > cluster.DefaultMaxSlaves:
-		return cluster.Invalid("Slaves", o.Slaves, "is outside 1..%d", cluster.DefaultMaxSlaves)
-	case o.Concurrency < 1 || o.Concurrency > 10_000:
-		return cluster.Invalid("Concurrency", o.Concurrency, "is outside 1..10000")
-	case o.Timeout <= 0:
-		return cluster.Invalid("Timeout", o.Timeout, "must be positive")
+	}
+	return checkCrew(o.Slaves, o.Concurrency, o.Timeout)
+}
+
+// checkCrew checks a benchmark's cluster shape and time limit, by field.
+func checkCrew(slaves, concurrency int, timeout time.Duration) error {
+	switch {
+	case slaves < 1 || slaves > cluster.DefaultMaxSlaves:
+		return cluster.Invalid("Slaves", slaves, "is outside 1..%d", cluster.DefaultMaxSlaves)
+	case concurrency < 1 || concurrency > 10_000:
+		return cluster.Invalid("Concurrency", concurrency, "is outside 1..10000")
+	case timeout <= 0:
+		return cluster.Invalid("Timeout", timeout, "must be positive")
 	}
 	return nil
 }
