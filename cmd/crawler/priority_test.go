@@ -193,3 +193,16 @@ func TestCluster_priorityAging(t *testing.T) {
 		t.Errorf("%d lo pages fetched before the 300th hi page, want some: the lo band starved", n)
 	}
 }
+
+// TestClientSubmit_badPriority: --priority out of range is refused before
+// anything reaches Redis, with the flag named.
+func TestClientSubmit_badPriority(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "job.yaml")
+	if err := os.WriteFile(path, []byte(priorityShortJob("bad-priority", "http://127.0.0.1:1", "hi")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, err := crawler(t, time.Minute, "client", "submit", "--job", path, "--priority", "200", "--redis", "redis://127.0.0.1:1/0")
+	if err == nil || !strings.Contains(errOut, "--priority: 200 is not between -100 and 100") {
+		t.Errorf("client submit --priority 200: %v, stderr %q; want refused, naming --priority", err, errOut)
+	}
+}
