@@ -265,6 +265,9 @@ func printStatus(w io.Writer, st *client.Status, asJSON bool) {
 	}
 	c := st.Counters
 	fmt.Fprintf(w, "job %s: %s (round %d)\n", st.Job, stateText(st), st.Round)
+	if st.Priority != 0 {
+		fmt.Fprintf(w, "  priority %d\n", st.Priority)
+	}
 	fmt.Fprintf(w, "  list pages %d (failed %d)\n", c.ListPages, c.ListFailed)
 	fmt.Fprintf(w, "  details discovered %d = stored %d + failed %d + skipped %d + duplicates %d + cancelled %d + queued %d + in flight %d\n",
 		c.Discovered, c.Stored, c.Failed, c.Skipped, c.Duplicates, c.Cancelled, c.Queued, c.InFlight)

@@ -159,7 +159,9 @@ func TestCluster_priority(t *testing.T) {
 	if err != nil || strings.TrimSpace(out) != "prio-urgent" {
 		t.Fatalf("client submit --priority 5: %v, %q, %s", err, out, errOut)
 	}
-	env.wait(t, "prio-urgent", 3*time.Minute)
+	if st := env.wait(t, "prio-urgent", 3*time.Minute); st.Priority != 5 {
+		t.Errorf("status of the urgent job: priority %d, want 5 (--priority)", st.Priority)
+	}
 	env.wait(t, "prio-big", 3*time.Minute)
 	// between the urgent job's first page and its last, about the big
 	// job's pages the slave held already; in turn (without priorities)
