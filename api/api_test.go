@@ -78,6 +78,8 @@ func TestAPI_refusesBadInput(t *testing.T) {
 		"name with ../":      {"GET", "/api/v1/jobs/..%2Fetc", readToken, "", 400, "must be 1-64 characters"},
 		"upper-case name":    {"POST", "/api/v1/jobs/News/cancel", writeToken, "", 400, "must be 1-64 characters"},
 		"bad force":          {"POST", "/api/v1/jobs?force=maybe", writeToken, job, 400, "not true or false"},
+		"bad priority":       {"POST", "/api/v1/jobs?priority=high", writeToken, job, 400, "?priority=\"high\" is not an integer"},
+		"priority too high":  {"POST", "/api/v1/jobs?priority=101", writeToken, job, 400, "?priority=: 101 is not between -100 and 100"},
 		"bad format":         {"GET", "/api/v1/jobs/good/items?format=xml", readToken, "", 501, "MongoDB"},
 		"wrong method":       {"PUT", "/api/v1/jobs", writeToken, "", 405, "allowed: GET, POST"},
 		"unknown route":      {"GET", "/api/v1/nothing", readToken, "", 404, "no API route"},

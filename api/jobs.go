@@ -38,6 +38,10 @@ func (a *API) submitJob(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	if err := priorityParam(r, spec); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), a.opts.Timeout)
 	defer cancel()
 	if !force {
@@ -294,6 +298,20 @@ func jobName(w http.ResponseWriter, r *http.Request) (string, bool) {
 }
 
 // boolParam reads a true/false query parameter; absent is false.
+// priorityParam gives spec the priority ?priority= names, when it does
+// (as client submit --priority): it replaces the job file's.
+func priorityParam(r *http.Request, spec *jobspec.Job) error {
+	v := r.URL.Query().Get("priority")
+	if v == "" {
+		return nil
+	}
+	p, err := strconv.Atoi(v)
+	if err != nil {
+		return fmt.Errorf("?priority=%q is not an integer", v)
+	}
+	return spec.SetPriority("?priority=", p)
+}
+
 func boolParam(r *http.Request, name string) (bool, error) {
 	v := r.URL.Query().Get(name)
 	if v == "" {

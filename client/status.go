@@ -33,9 +33,12 @@ type Status struct {
 	// BudgetReached names the budget (max_pages, max_bytes, max_duration)
 	// that ended the round, or ended it early: nothing more was admitted
 	// once it was reached (jobspec.Budget).
-	BudgetReached string                 `json:"budget_reached,omitempty"`
-	Counters      Counters               `json:"counters"`
-	Slaves        map[string]SlaveCounts `json:"slaves"`
+	BudgetReached string `json:"budget_reached,omitempty"`
+	// Priority is the job's priority on the slaves (jobspec.Job.Priority),
+	// when not 0.
+	Priority int                    `json:"priority,omitempty"`
+	Counters Counters               `json:"counters"`
+	Slaves   map[string]SlaveCounts `json:"slaves"`
 	// Rounds are what each round's visits found, by round number
 	// (counters new, changed, unchanged and not_modified are their sums).
 	Rounds map[string]RoundCounts `json:"rounds,omitempty"`
@@ -162,8 +165,13 @@ func (c *Client) status(ctx context.Context, job string, maxSlaves int) (*Status
 		return nil, fmt.Errorf("job %s: %w", job, ErrJobNotFound)
 	}
 	depth := queue.Depth{Queued: make([]int64, maxSlaves), Inflight: make([]int64, maxSlaves)}
+	spec, specErr := jobspec.Decode([]byte(specCmd.Val()))
 	if state[cluster.StateField] != cluster.StateFinished || state[cluster.StateCancelledAt] != "" {
-		d, err := queue.New(c.rdb, jk).Depth(ctx, maxSlaves)
+		q := queue.New(c.rdb, jk)
+		if specErr == nil {
+			q.WithBands(spec.QueueBands()) // its tasks of each priority queued in a band of their own
+		}
+		d, err := q.Depth(ctx, maxSlaves)
 		if err != nil {
 			return nil, fmt.Errorf("job %s: %w", job, err)
 		}
@@ -184,7 +192,8 @@ func (c *Client) status(ctx context.Context, job string, maxSlaves int) (*Status
 	st.Slaves = slaveCounts(stats, depth)
 	st.Counters.RoundCounts, st.Rounds = recrawlCounts(stats)
 	st.Sinks = sinkCounts(stats)
-	if spec, err := jobspec.Decode([]byte(specCmd.Val())); err == nil {
+	if specErr == nil {
+		st.Priority = spec.Priority
 		st.Kinds, st.Warnings = kindStatus(spec, stats, st.Counters)
 		st.Warnings = append(st.Warnings, c.proxyWarnings(ctx, spec, st)...)
 		st.Warnings = append(st.Warnings, c.renderWarnings(ctx, st)...)

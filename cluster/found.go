@@ -28,6 +28,8 @@ type FoundLinks struct {
 type FoundLink struct {
 	URL  string `json:"u"`
 	Kind string `json:"k"`
+	// Priority is the priority of the rule that found it, when not 0.
+	Priority int `json:"y,omitempty"`
 }
 
 // Encode returns the entry's wire form.

@@ -106,6 +106,38 @@ func (j JobKeys) Committed(round int64) string {
 // Queue is slave id's list of detail tasks waiting to be fetched.
 func (j JobKeys) Queue(slave int) string { return fmt.Sprintf("%s:queue:%d", j.tag, slave) }
 
+// Band is slave id's list of the detail tasks of priority p waiting to be
+// fetched: Queue for priority 0, so a job whose pages all have priority 0
+// keeps one list per slave as before; a list of its own for each other.
+func (j JobKeys) Band(slave, p int) string {
+	if p == 0 {
+		return j.Queue(slave)
+	}
+	return fmt.Sprintf("%s:queue:%d:p%d", j.tag, slave, p)
+}
+
+// QueuePairs are, for each slave below maxSlaves, each band's list (of
+// priorities: [0] or nil for a job whose pages all have priority 0) then
+// the slave's in-flight set: the pairs the job ledger's finish and cancel
+// steps look at.
+func (j JobKeys) QueuePairs(maxSlaves int, priorities []int) []string {
+	if len(priorities) == 0 {
+		priorities = []int{0}
+	}
+	out := make([]string, 0, 2*maxSlaves*len(priorities))
+	for i := range maxSlaves {
+		for _, p := range priorities {
+			out = append(out, j.Band(i, p), j.Inflight(i))
+		}
+	}
+	return out
+}
+
+// Served is a hash of when (unix ms, Redis's clock) slave id last took
+// tasks from each non-empty band of its queue, by priority: how long a
+// band has waited, which ages it (queue.SlaveQueue.Take).
+func (j JobKeys) Served(slave int) string { return fmt.Sprintf("%s:queue:%d:served", j.tag, slave) }
+
 // Inflight is slave id's sorted set of tasks taken and not yet acknowledged,
 // scored by lease deadline (unix milliseconds).
 func (j JobKeys) Inflight(slave int) string { return fmt.Sprintf("%s:inflight:%d", j.tag, slave) }

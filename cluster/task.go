@@ -26,6 +26,10 @@ type Task struct {
 	// Kind is the item kind of the page ("" in tasks of the short form,
 	// and those written before kinds: the detail kind). See ItemKind.
 	Kind string `json:"k,omitempty"`
+	// Priority is the page's priority (its kind's or its link rule's):
+	// the band of the slave queue it waits in (JobKeys.Band). Only a
+	// priority other than 0 shows in the wire form.
+	Priority int `json:"p,omitempty"`
 }
 
 // ItemKind is the task's page kind, detail when it has none.
@@ -39,6 +43,13 @@ func (t Task) ItemKind() string {
 // TaskRetryMarker is how a task with Retry set shows in its wire form: a
 // script tells such tasks apart by it without decoding them.
 const TaskRetryMarker = `"x":true`
+
+// TaskPriorityMarker is what stands before a task's priority in its wire
+// form (when it is not 0: json.Marshal writes it after the url,
+// fingerprint and job, so after a comma): a script finds a task's band by
+// it without decoding the task. Inside a JSON string a quote is escaped,
+// so the marker cannot occur there.
+const TaskPriorityMarker = `,"p":`
 
 // Encode returns the task's wire form.
 func (t Task) Encode() string {

@@ -211,6 +211,7 @@ func (p *page) itemValue(it xpathItem, attr string) string {
 // linkRule is a compiled link rule.
 type linkRule struct {
 	index       int
+	priority    int // of the pages it finds (jobspec.LinkPriority)
 	spec        jobspec.LinkRule
 	sel         selectorRule
 	attr        string
@@ -312,7 +313,7 @@ func (p *page) links(l *linkRule, res *Result, seen map[string]bool) error {
 			return fmt.Errorf("%w: links of more than %d bytes", ErrLimit, MaxPageLinkBytes)
 		}
 		seen[link] = true
-		res.Links = append(res.Links, Link{URL: link, Kind: l.spec.Kind, Rule: l.index})
+		res.Links = append(res.Links, Link{URL: link, Kind: l.spec.Kind, Rule: l.index, Priority: l.priority})
 	}
 	return nil
 }

@@ -40,7 +40,7 @@ func CompileJob(spec *jobspec.Job) (*Rules, error) {
 func Compile(kinds map[string]jobspec.PageKind) (*Rules, error) {
 	r := &Rules{kinds: map[string]*Kind{}}
 	for name, pk := range kinds {
-		k, err := compileKind(name, pk)
+		k, err := compileKind(name, pk, kinds)
 		if err != nil {
 			return nil, err
 		}
@@ -62,14 +62,14 @@ func (r *Rules) Names() []string {
 	return names
 }
 
-func compileKind(name string, pk jobspec.PageKind) (*Kind, error) {
+func compileKind(name string, pk jobspec.PageKind, kinds map[string]jobspec.PageKind) (*Kind, error) {
 	k := &Kind{Name: name, Item: pk.Item, JSON: pk.JSONPage()}
 	for i, l := range pk.Links {
 		lr, err := compileLink(l)
 		if err != nil {
 			return nil, fmt.Errorf("kinds.%s.links[%d].%w", name, i, err)
 		}
-		lr.index = i
+		lr.index, lr.priority = i, jobspec.LinkPriority(kinds, l)
 		k.links = append(k.links, lr)
 	}
 	for _, fname := range sortedNames(pk.Fields) {
@@ -138,6 +138,9 @@ type Link struct {
 	Kind string `json:"kind"`
 	// Rule is the index of the rule that found it in the kind's links.
 	Rule int `json:"rule"`
+	// Priority is the priority of the page it leads to: the rule's, else
+	// its kind's (jobspec.LinkPriority).
+	Priority int `json:"priority,omitempty"`
 }
 
 // FieldError is a value that did not convert to its field's type.

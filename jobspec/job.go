@@ -79,6 +79,10 @@ type Job struct {
 	// RenderSpec renders every kind's pages in a headless browser, unless
 	// a kind says otherwise. Its fields sit at the top level of a job file.
 	RenderSpec `yaml:",inline"`
+	// Priority orders the job against the others on the same slaves:
+	// a slave takes a higher one's tasks first (with aging, so a lower
+	// one is never starved). 0 by default.
+	Priority int `yaml:"priority" json:"priority,omitempty"`
 	// Notify are the webhooks told of the job's transitions.
 	Notify []Webhook `yaml:"notify" json:"notify,omitempty"`
 	// SeedCount is the number of seeds stored apart from the spec; it is
@@ -135,6 +139,9 @@ type LinkRule struct {
 	Allow string `yaml:"allow" json:"allow,omitempty"`
 	Deny  string `yaml:"deny" json:"deny,omitempty"`
 	Kind  string `yaml:"kind" json:"kind,omitempty"`
+	// Priority is the priority of the pages the rule finds; nil means the
+	// priority of the kind they lead to (LinkPriority).
+	Priority *int `yaml:"priority" json:"priority,omitempty"`
 }
 
 // FieldRule selects one field of an item: the text (or attribute Attr) of the

@@ -40,7 +40,7 @@ const (
 func (s *Job) Validate() error {
 	for _, check := range []func() error{s.validateName, s.validateSeeds, s.validateDomains,
 		s.validateModel, s.validateLimits, s.validateSchedule, s.validateRecrawl, s.Dedup.validate, s.Budget.validate,
-		s.RequestSpec.validate, s.validateRender, s.validateNotify} {
+		s.validatePriorities, s.RequestSpec.validate, s.validateRender, s.validateNotify} {
 		if err := check(); err != nil {
 			return fmt.Errorf("job: %w", err)
 		}

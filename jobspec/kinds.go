@@ -49,6 +49,9 @@ type PageKind struct {
 	Links []LinkRule `yaml:"links" json:"links,omitempty"`
 	// Fields are extracted from each page of an item kind.
 	Fields map[string]FieldRule `yaml:"fields" json:"fields,omitempty"`
+	// Priority orders the kind's pages against the job's others (higher
+	// first); nil means the default (KindPriority).
+	Priority *int `yaml:"priority" json:"priority,omitempty"`
 	// RenderSpec renders the kind's pages in a headless browser; what it
 	// leaves unset comes from the job's.
 	RenderSpec `yaml:",inline"`

@@ -44,15 +44,14 @@ type Cancel struct {
 }
 
 // CancelKeys are the keys of the cancel step of a job whose slaves are
-// numbered below maxSlaves, in cancel.lua's order, then outbox.lua's;
-// kinds.lua's stats key follows them.
-func CancelKeys(jk cluster.JobKeys, maxSlaves int) []string {
-	keys := make([]string, 0, 13+2*maxSlaves)
+// numbered below maxSlaves and whose tasks have priorities (bands of the
+// slave queues: cluster.JobKeys.QueuePairs), in cancel.lua's order, then
+// outbox.lua's; kinds.lua's stats key follows them.
+func CancelKeys(jk cluster.JobKeys, maxSlaves int, priorities []int) []string {
+	keys := make([]string, 0, 13+2*maxSlaves*max(1, len(priorities)))
 	keys = append(keys, jk.State(), jk.Owner(), jk.Stats(), jk.Frontier(), jk.FrontierActive(), jk.Retry(),
 		jk.Retrying(), jk.TaskAttempts(), jk.ListAttempts(), jk.RenderWait())
-	for i := range maxSlaves {
-		keys = append(keys, jk.Queue(i), jk.Inflight(i))
-	}
+	keys = append(keys, jk.QueuePairs(maxSlaves, priorities)...)
 	return append(keys, OutboxKeys(jk)...)
 }
 
@@ -91,7 +90,7 @@ func ParseCancel(cmd *redis.Cmd) (Cancel, error) {
 // does: a job some master holds is marked for it to stop; a pending job,
 // or one between rounds, that no master holds is finished here at once.
 func (l *Ledger) AskCancel(ctx context.Context, now time.Time) (CancelOutcome, error) {
-	keys := append(CancelKeys(l.keys, 0), l.keys.Stats())
+	keys := append(CancelKeys(l.keys, 0, nil), l.keys.Stats())
 	c, err := ParseCancel(askCancelScript.Run(ctx, l.rdb, keys, stamp(now), flag(false), actorAsk, "*"))
 	if err != nil {
 		return 0, fmt.Errorf("ask to cancel: %w", err)

@@ -32,6 +32,11 @@ const (
 	lease  = time.Minute
 )
 
+// bands are the priorities of the job's tasks: its slave queues are kept
+// in a band per priority (cluster.JobKeys.Band), each task admitted at
+// one of them.
+var bands = []int{4, 0, -2}
+
 // TestLedger_invariant drives seeded random sequences of a job's steps —
 // admit (new links and duplicates, a page admitted twice under its
 // once-guard), take, ack (stored, failed, skipped, dead-lettered; twice,
@@ -46,7 +51,8 @@ const (
 //
 //	discovered = stored + failed + skipped + duplicates + cancelled + queued + in flight
 //
-// and that no more pages were admitted than the budget allows. On a real Redis a lease lapses by its deadline being moved into the past
+// and that no more pages were admitted than the budget allows. Tasks
+// have priorities (bands), and every queued task waits in its own band. On a real Redis a lease lapses by its deadline being moved into the past
 // (what the clock passing it does); on a miniredis by the server's clock
 // moved past it. CRAWLER_LEDGER_SEED replays one seed.
 func TestLedger_invariant(t *testing.T) {
@@ -126,7 +132,7 @@ func newJobRun(t *testing.T, rdb redis.UniversalClient, jk cluster.JobKeys, seed
 	budget := dedup.Budget{State: jk.State(), Key: jk.Budget(), MaxPages: int64(pages/2 + r.IntN(pages)),
 		MaxPagesPerHost: int64(pages/4 + r.IntN(pages/2)), SkipField: cluster.StatSkipped}
 	j := &jobRun{ctx: context.Background(), rdb: rdb, jk: jk, seed: seed, r: r,
-		filter: f, queues: queue.New(rdb, jk), ledger: ledger.New(rdb, jk), budget: budget, refused: map[string]bool{}}
+		filter: f, queues: queue.New(rdb, jk).WithBands(bands), ledger: ledger.New(rdb, jk), budget: budget, refused: map[string]bool{}}
 	if _, err := j.ledger.Submit(j.ctx, []byte(`{"name":"prop"}`), jk.Seeds()+":staged", time.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -177,8 +183,9 @@ func (j *jobRun) admit() error {
 		url := "https://" + []string{"example.com", "example.org"}[j.r.IntN(2)] + "/p/" + strconv.Itoa(j.r.IntN(pages))
 		fp := canon.RequestFingerprint("GET", url, nil)
 		slave := int(fp[0]) % slaves
-		task := cluster.Task{URL: url, FP: fp.String(), Job: "prop"}.Encode()
-		cands = append(cands, dedup.Candidate{FP: fp, Queue: j.jk.Queue(slave), Payload: task,
+		p := bands[j.r.IntN(len(bands))]
+		task := cluster.Task{URL: url, FP: fp.String(), Job: "prop", Priority: p}.Encode()
+		cands = append(cands, dedup.Candidate{FP: fp, Queue: j.jk.Band(slave, p), Payload: task,
 			Counter: cluster.SlaveStat(cluster.StatRouted, slave)})
 	}
 	b := dedup.Batch{Candidates: cands, Stats: j.jk.Stats(), NewField: cluster.StatRouted, DupField: cluster.StatDuplicates,
@@ -319,7 +326,7 @@ func (j *jobRun) cancel() error {
 	if j.r.IntN(4) != 0 {
 		return nil
 	}
-	keys := append(ledger.CancelKeys(j.jk, slaves), j.jk.Stats())
+	keys := append(ledger.CancelKeys(j.jk, slaves, bands), j.jk.Stats())
 	args := append(ledger.CarryOutArgs(time.Now(), j.r.IntN(2) == 0), "*")
 	c, err := ledger.ParseCancel(carryOutCancel.Run(j.ctx, j.rdb, keys, args...))
 	j.note("cancel: %d dropped, outcome %d", c.Dropped, c.Outcome)
@@ -333,7 +340,7 @@ func (j *jobRun) budgetStop() error {
 	if j.r.IntN(8) != 0 {
 		return nil
 	}
-	keys := append(ledger.CancelKeys(j.jk, slaves), j.jk.Stats())
+	keys := append(ledger.CancelKeys(j.jk, slaves, bands), j.jk.Stats())
 	args := append(ledger.BudgetStopArgs(time.Now(), jobspec.BudgetMaxBytes, cluster.StatSkippedMaxBytes), "*")
 	c, err := ledger.ParseCancel(carryOutCancel.Run(j.ctx, j.rdb, keys, args...))
 	j.note("budget stop: %d dropped, outcome %d", c.Dropped, c.Outcome)
@@ -391,6 +398,9 @@ func (j *jobRun) check() string {
 	if msg := j.checkBudget(); msg != "" {
 		return msg
 	}
+	if msg := j.checkBands(); msg != "" {
+		return msg
+	}
 	for _, f := range []string{cluster.StatSkippedMaxPages, cluster.StatSkippedMaxPagesPerHost, cluster.StatSkippedMaxBytes} {
 		if n(f) > 0 {
 			j.refused[f] = true
@@ -402,6 +412,24 @@ func (j *jobRun) check() string {
 	}
 	if perSlave != n(cluster.StatStored) {
 		return fmt.Sprintf("slaves' stored %d != the job's %d", perSlave, n(cluster.StatStored))
+	}
+	return ""
+}
+
+// checkBands says which queued task waits in a band not its own, or "".
+func (j *jobRun) checkBands() string {
+	for s := range slaves {
+		for _, p := range bands {
+			tasks, err := j.rdb.LRange(j.ctx, j.jk.Band(s, p), 0, -1).Result()
+			if err != nil {
+				return err.Error()
+			}
+			for _, raw := range tasks {
+				if task, err := cluster.DecodeTask(raw); err != nil || task.Priority != p {
+					return fmt.Sprintf("task %s (%v) waits in slave %d's band %d", raw, err, s, p)
+				}
+			}
+		}
 	}
 	return ""
 }

@@ -81,7 +81,7 @@ func (f *frontier) stopOnBudget(ctx context.Context, budget string) (int64, erro
 	if budget == jobspec.BudgetMaxDuration {
 		field = cluster.StatSkippedMaxDuration
 	}
-	c, err := ledger.ParseCancel(f.runCounting(ctx, cancelScript, ledger.CancelKeys(f.keys, f.maxSlaves),
+	c, err := ledger.ParseCancel(f.runCounting(ctx, cancelScript, ledger.CancelKeys(f.keys, f.maxSlaves, f.bands),
 		ledger.BudgetStopArgs(f.clock.now(), budget, field)...))
 	if err != nil {
 		return 0, fmt.Errorf("stop on budget %s: %w", budget, codes.Translate(err))

@@ -26,6 +26,7 @@ type frontier struct {
 	fence     int64
 	itemKinds string // the job's item kinds, space-separated, for kinds.lua
 	budget    jobspec.Budget
+	bands     []int // the priorities of the bands of its slave queues (nil: none)
 	clock     *serverClock
 }
 
@@ -187,12 +188,10 @@ func appendCounters(args []any, counters map[string]int64) []any {
 // ledger.RoundCancel if the job is to be cancelled, ledger.RoundPaused if
 // it is paused, else ledger.RoundRunning.
 func (f *frontier) tryFinish(ctx context.Context, nextRound time.Time) (int, error) {
-	keys := make([]string, 0, 11+2*f.maxSlaves)
+	keys := make([]string, 0, 11+2*f.maxSlaves*max(1, len(f.bands)))
 	keys = append(keys, f.keys.State(), f.keys.Frontier(), f.keys.FrontierActive(), f.keys.Retry(), f.keys.Seeds(),
 		f.keys.RenderWait())
-	for i := 0; i < f.maxSlaves; i++ {
-		keys = append(keys, f.keys.Queue(i), f.keys.Inflight(i))
-	}
+	keys = append(keys, f.keys.QueuePairs(f.maxSlaves, f.bands)...)
 	keys = append(keys, f.keys.Found(), f.keys.FoundActive()) // checked as one more queue
 	keys = append(keys, ledger.OutboxKeys(f.keys)...)
 	next := ""
@@ -212,7 +211,7 @@ func (f *frontier) tryFinish(ctx context.Context, nextRound time.Time) (int, err
 // the job is finished once none of its tasks is in flight any more. It
 // returns the tasks dropped and whether the job is finished.
 func (f *frontier) cancel(ctx context.Context, finish bool) (int64, bool, error) {
-	c, err := ledger.ParseCancel(f.runCounting(ctx, cancelScript, ledger.CancelKeys(f.keys, f.maxSlaves),
+	c, err := ledger.ParseCancel(f.runCounting(ctx, cancelScript, ledger.CancelKeys(f.keys, f.maxSlaves, f.bands),
 		ledger.CarryOutArgs(f.clock.now(), finish)...))
 	if err != nil {
 		return 0, false, fmt.Errorf("cancel job: %w", codes.Translate(err))

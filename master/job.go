@@ -151,8 +151,8 @@ func (r *jobRunner) load(ctx context.Context) error {
 		r.byKind = names
 	}
 	r.frontier = &frontier{rdb: r.m.deps.Redis, keys: r.keys, maxSlaves: r.m.opts.MaxSlaves, fence: r.fence, clock: r.m.clock,
-		itemKinds: itemKinds(spec, rules), budget: spec.Budget}
-	r.queues = queue.New(r.m.deps.Redis, r.keys)
+		itemKinds: itemKinds(spec, rules), budget: spec.Budget, bands: spec.QueueBands()}
+	r.queues = queue.New(r.m.deps.Redis, r.keys).WithBands(spec.QueueBands())
 	r.lists = queue.NewLeased(r.m.deps.Redis, queue.LeasedKeys{
 		List: r.keys.Frontier(), Inflight: r.keys.FrontierActive(), Attempts: r.keys.ListAttempts()})
 	r.found = queue.NewLeased(r.m.deps.Redis, queue.LeasedKeys{

@@ -76,7 +76,8 @@ func (r *jobRunner) routeEntry(ctx context.Context, round int64, member string, 
 			return err
 		}
 	} else {
-		links = []extract.Link{{URL: page.URL, Kind: page.PageKind()}}
+		kind := page.PageKind()
+		links = []extract.Link{{URL: page.URL, Kind: kind, Priority: r.kindPriority(kind)}}
 	}
 	// A sitemap's pages are found one level below its seeds, as a seed's
 	// links are.
@@ -114,9 +115,15 @@ func (r *jobRunner) foundLinks(f cluster.FoundLinks) ([]extract.Link, error) {
 		if r.rules.Kind(l.Kind) == nil {
 			return nil, fmt.Errorf("found links of %s: the job has no page kind %q", f.Page, l.Kind)
 		}
-		links = append(links, extract.Link{URL: l.URL, Kind: l.Kind})
+		links = append(links, extract.Link{URL: l.URL, Kind: l.Kind, Priority: l.Priority})
 	}
 	return links, nil
+}
+
+// kindPriority is the priority of the pages of kind (a seed's, a
+// sitemap's), found by no link rule.
+func (r *jobRunner) kindPriority(kind string) int {
+	return r.spec.PageKinds()[kind].KindPriority()
 }
 
 // itemKinds names the job's item kinds, space-separated, for kinds.lua;

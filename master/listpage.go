@@ -345,7 +345,7 @@ func (r *jobRunner) admitBatch(ctx context.Context, b dedup.Batch, kind string, 
 // the slave it returns.
 func (r *jobRunner) candidate(table *assign.Snapshot, round int64, referer string, link extract.Link) (dedup.Candidate, int, error) {
 	fp := canon.RequestFingerprint("GET", link.URL, nil)
-	task := cluster.Task{URL: link.URL, FP: fp.String(), Job: r.name, Referer: referer, Round: round}
+	task := cluster.Task{URL: link.URL, FP: fp.String(), Job: r.name, Referer: referer, Round: round, Priority: link.Priority}
 	if link.Kind != jobspec.KindDetail {
 		task.Kind = link.Kind // the short form's tasks stay as they were
 	}
@@ -362,7 +362,7 @@ func (r *jobRunner) candidate(table *assign.Snapshot, round int64, referer strin
 		return dedup.Candidate{FP: seen, Queue: r.keys.RenderWait(), Payload: task.Encode()}, slave, nil
 	}
 	return dedup.Candidate{
-		FP: seen, Queue: r.keys.Queue(slave), Payload: task.Encode(),
+		FP: seen, Queue: r.keys.Band(slave, task.Priority), Payload: task.Encode(),
 		Counter: cluster.SlaveStat(cluster.StatRouted, slave),
 	}, slave, nil
 }

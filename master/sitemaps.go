@@ -49,7 +49,7 @@ func (r *jobRunner) walkSitemaps(ctx context.Context, entry cluster.ListPage, co
 				counters[cluster.StatInvalidLinks]++
 			} else if !seen[u] {
 				seen[u] = true
-				links = append(links, extract.Link{URL: u, Kind: rule.Kind})
+				links = append(links, extract.Link{URL: u, Kind: rule.Kind, Priority: r.kindPriority(rule.Kind)})
 			}
 			return nil
 		})

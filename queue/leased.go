@@ -31,6 +31,39 @@ type LeasedKeys struct {
 	// counted apart. First deliveries write nothing, so a crawl in which
 	// nothing fails never touches it (and a take or an ack never reads it).
 	Attempts string
+	// Bands, when set, keeps the list in bands by priority, highest first
+	// (a slave queue of a job whose pages have priorities): List is the
+	// band of priority 0, one of them. Take takes from the band of the
+	// highest effective priority (see Aging), and an entry handed back
+	// goes to the band of its own priority (cluster.Task.Priority).
+	Bands []Band
+	// Served is the hash of when each band was last served, by priority;
+	// needed with Bands.
+	Served string
+}
+
+// Band is one band of a leased list kept in bands: the list of the
+// entries of one priority.
+type Band struct {
+	Priority int
+	List     string
+}
+
+// DefaultAging is how long a band of a leased list (or a job on a
+// slave) waits to gain one priority, when nothing else is said: a band
+// one below the highest is served at least once every DefaultAging.
+const DefaultAging = 10 * time.Second
+
+// bandArgs are the bands' keys and the arguments read_bands
+// (handback.lua) reads: their number, then their priorities.
+func (k LeasedKeys) bandArgs() ([]string, []any) {
+	keys := make([]string, 0, len(k.Bands))
+	args := make([]any, 0, 1+len(k.Bands))
+	args = append(args, len(k.Bands))
+	for _, b := range k.Bands {
+		keys, args = append(keys, b.List), append(args, b.Priority)
+	}
+	return keys, args
 }
 
 // Leased is a list of work with a sorted set of the entries taken from it,
@@ -44,6 +77,8 @@ type Leased struct {
 	rdb   redis.UniversalClient
 	keys  LeasedKeys
 	marks bool // only deliveries marked started count
+	// aging is how long a band waits to gain one priority (keys.Bands).
+	aging time.Duration
 }
 
 // NewLeased returns the leased list with the given keys.
@@ -80,9 +115,20 @@ type Delivery struct {
 
 // Take moves up to n entries from the head of the list into the in-flight
 // set with the given lease and returns them with their delivery counts.
+//
+// A list kept in bands takes from the band of the highest effective
+// priority first: its priority plus one for each aging step (SetAging)
+// it has waited since it was last served, on Redis's clock; then from the
+// next, until it has n.
 func (l *Leased) Take(ctx context.Context, n int, lease time.Duration) ([]Delivery, error) {
-	res, err := takeScript.Run(ctx, l.rdb, []string{l.keys.List, l.keys.Inflight, l.keys.Attempts},
-		n, lease.Milliseconds()).Slice()
+	var res []any
+	var err error
+	if len(l.keys.Bands) == 0 {
+		res, err = takeScript.Run(ctx, l.rdb, []string{l.keys.List, l.keys.Inflight, l.keys.Attempts},
+			n, lease.Milliseconds()).Slice()
+	} else {
+		res, err = l.takeBands(ctx, n, lease)
+	}
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("take from %s: %w", l.keys.List, err)
 	}
@@ -94,6 +140,27 @@ func (l *Leased) Take(ctx context.Context, n int, lease time.Duration) ([]Delive
 		out = append(out, Delivery{Entry: entry, Count: int(count), LastError: reason})
 	}
 	return out, nil
+}
+
+func (l *Leased) takeBands(ctx context.Context, n int, lease time.Duration) ([]any, error) {
+	keys := []string{l.keys.Inflight, l.keys.Attempts, l.keys.Served}
+	args := []any{n, lease.Milliseconds(), max(1, l.Aging().Milliseconds())}
+	for _, b := range l.keys.Bands {
+		keys, args = append(keys, b.List), append(args, b.Priority)
+	}
+	return takeBandsScript.Run(ctx, l.rdb, keys, args...).Slice()
+}
+
+// SetAging sets how long a band waits to gain one priority; 0 means
+// DefaultAging.
+func (l *Leased) SetAging(d time.Duration) { l.aging = d }
+
+// Aging is how long a band waits to gain one priority.
+func (l *Leased) Aging() time.Duration {
+	if l.aging <= 0 {
+		return DefaultAging
+	}
+	return l.aging
 }
 
 // Entries returns the entries of deliveries.
@@ -123,8 +190,9 @@ func (l *Leased) Renew(ctx context.Context, entries []string, lease time.Duratio
 // redelivery, and returns how many it moved. The delivery counts (with
 // start marks, only if it had begun).
 func (l *Leased) Reclaim(ctx context.Context) (int, error) {
-	n, err := reclaimScript.Run(ctx, l.rdb, []string{l.keys.Inflight, l.keys.List, l.keys.Attempts},
-		reclaimBatch, flag(l.marks)).Int()
+	bandKeys, bandArgs := l.keys.bandArgs()
+	keys := append([]string{l.keys.Inflight, l.keys.List, l.keys.Attempts}, bandKeys...)
+	n, err := reclaimScript.Run(ctx, l.rdb, keys, append([]any{reclaimBatch, flag(l.marks)}, bandArgs...)...).Int()
 	if err != nil {
 		return 0, fmt.Errorf("reclaim %s: %w", l.keys.Inflight, err)
 	}
@@ -151,13 +219,21 @@ func (l *Leased) handBack(ctx context.Context, entries []string, uncount bool) (
 	return l.handBackTo(ctx, l.keys.List, entries, uncount)
 }
 
-// handBackTo hands entries still in flight to the head of list to.
+// handBackTo hands entries still in flight to the head of list to, or of
+// their own bands when to is the list kept in bands.
 func (l *Leased) handBackTo(ctx context.Context, to string, entries []string, uncount bool) (int, error) {
 	if len(entries) == 0 {
 		return 0, nil
 	}
 	keys := []string{l.keys.Inflight, to, l.keys.Attempts}
-	args := appendStrings([]any{flag(uncount), flag(l.marks)}, entries)
+	args := []any{flag(uncount), flag(l.marks)}
+	if to == l.keys.List {
+		bandKeys, bandArgs := l.keys.bandArgs()
+		keys, args = append(keys, bandKeys...), append(args, bandArgs...)
+	} else {
+		args = append(args, 0)
+	}
+	args = appendStrings(args, entries)
 	n, err := releaseScript.Run(ctx, l.rdb, keys, args...).Int()
 	if err != nil {
 		return 0, fmt.Errorf("hand back %d entries of %s: %w", len(entries), l.keys.Inflight, err)

@@ -16,17 +16,18 @@ var luaFiles embed.FS
 // job's ledger counts (package ledger).
 var scripts = luascript.Set{FS: luaFiles, Consts: luascript.Consts{
 	"P_COUNT": cluster.AttemptCountPrefix, "P_REASON": cluster.AttemptReasonPrefix,
-	"P_UNSTARTED": cluster.AttemptUnstartedPrefix,
+	"P_UNSTARTED": cluster.AttemptUnstartedPrefix, "TASK_PRIORITY_MARKER": cluster.TaskPriorityMarker,
 }}
 
 var (
-	takeScript    = scripts.Load("lua/take.lua")
-	renewScript   = scripts.Load("lua/handback.lua", "lua/renew.lua")
-	reclaimScript = scripts.Load("lua/handback.lua", "lua/reclaim.lua")
-	releaseScript = scripts.Load("lua/handback.lua", "lua/release.lua")
-	markScript    = scripts.Load("lua/handback.lua", "lua/mark.lua")
-	orphansScript = scripts.Load("lua/orphans.lua")
-	noteScript    = scripts.Load("lua/note.lua")
-	moveScript    = scripts.Load("lua/handback.lua", "lua/move.lua")
-	stealScript   = scripts.Load("lua/steal.lua")
+	takeScript      = scripts.Load("lua/deliver.lua", "lua/take.lua")
+	takeBandsScript = scripts.Load("lua/deliver.lua", "lua/take_bands.lua")
+	renewScript     = scripts.Load("lua/handback.lua", "lua/renew.lua")
+	reclaimScript   = scripts.Load("lua/handback.lua", "lua/reclaim.lua")
+	releaseScript   = scripts.Load("lua/handback.lua", "lua/release.lua")
+	markScript      = scripts.Load("lua/handback.lua", "lua/mark.lua")
+	orphansScript   = scripts.Load("lua/orphans.lua")
+	noteScript      = scripts.Load("lua/note.lua")
+	moveScript      = scripts.Load("lua/handback.lua", "lua/move.lua")
+	stealScript     = scripts.Load("lua/steal.lua")
 )

@@ -1,10 +1,13 @@
 package slave
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -43,6 +46,11 @@ type job struct {
 	// it next runs dry, the slave steals from the longest queue once
 	// (steal.go). Read and written by the dispatcher alone.
 	stealArmed bool
+	// servedAt is when (unix ns) a take last visited the job: it got
+	// tasks, or found none (it waited for nothing). A job passed over
+	// while others of higher priority fill the slave ages from it
+	// (orderJobs).
+	servedAt atomic.Int64
 	// stopped ends when the job stops running here (client cancel asked to
 	// stop it, client pause paused it, or it finished): its requests not
 	// yet sent are abandoned, and their tasks handed back uncounted
@@ -57,6 +65,7 @@ type jobSet struct {
 	rdb   redis.UniversalClient
 	keys  cluster.Keys
 	slave int
+	aging time.Duration // how long a job waits to gain one priority
 	log   *zap.Logger
 	dl    *downloader.Downloader
 	near  *metrics.NearDup // what each job's near-duplicate mirror holds
@@ -73,9 +82,9 @@ type jobSet struct {
 	refreshed time.Time // when the running jobs were last read
 }
 
-func newJobSet(rdb redis.UniversalClient, keys cluster.Keys, slave int, dl *downloader.Downloader,
+func newJobSet(rdb redis.UniversalClient, keys cluster.Keys, slave int, aging time.Duration, dl *downloader.Downloader,
 	near *metrics.NearDup, log *zap.Logger) *jobSet {
-	return &jobSet{rdb: rdb, keys: keys, slave: slave, dl: dl, near: near, log: log, byName: map[string]*job{}}
+	return &jobSet{rdb: rdb, keys: keys, slave: slave, aging: aging, dl: dl, near: near, log: log, byName: map[string]*job{}}
 }
 
 // has reports whether the job of that name runs here.
@@ -192,8 +201,10 @@ func (s *jobSet) load(ctx context.Context, name, submitted string) (*job, error)
 		return nil, fmt.Errorf("job %s: %w", name, err)
 	}
 	j = &job{name: name, submitted: submitted, spec: spec, keys: jk, rules: rules,
-		queue: queue.New(s.rdb, jk).Slave(s.slave), ledger: ledger.New(s.rdb, jk), near: near, dl: dl,
+		queue: queue.New(s.rdb, jk).WithBands(spec.QueueBands()).Slave(s.slave), ledger: ledger.New(s.rdb, jk), near: near, dl: dl,
 		byKind: !spec.ShortForm() && len(spec.ItemKindNames()) > 1, renderKinds: spec.RenderKinds()}
+	j.queue.SetAging(s.aging)
+	j.servedAt.Store(time.Now().UnixNano())
 	j.stopped, j.stop = context.WithCancel(context.Background())
 	if len(j.renderKinds) > 0 && s.onRender != nil {
 		s.onRender(name)
@@ -204,8 +215,10 @@ func (s *jobSet) load(ctx context.Context, name, submitted string) (*job, error)
 	return j, nil
 }
 
-// rotation returns the running jobs starting after the one visited first
-// last time.
+// rotation returns the running jobs in the order a take visits them:
+// round-robin, starting after the one visited first last time; when some
+// job has a priority (jobspec.Job.Priority), by effective priority first
+// (orderJobs).
 func (s *jobSet) rotation() []*job {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -218,5 +231,24 @@ func (s *jobSet) rotation() []*job {
 	for i := 0; i < n; i++ {
 		out = append(out, s.running[(s.next+i)%n])
 	}
-	return out
+	return orderJobs(out, time.Now(), s.aging)
+}
+
+// orderJobs orders jobs, given in round-robin order, by effective
+// priority, highest first: the job's priority plus one for each aging it
+// has waited since a take last visited it (job.servedAt), so that a job
+// of high priority fills the slave first and one of lower priority that
+// keeps being passed over gets its turn in the end. Ties keep the
+// round-robin order; jobs all of priority 0 keep it whole.
+func orderJobs(jobs []*job, now time.Time, aging time.Duration) []*job {
+	if !slices.ContainsFunc(jobs, func(j *job) bool { return j.spec.Priority != 0 }) {
+		return jobs
+	}
+	eff := make(map[*job]float64, len(jobs))
+	for _, j := range jobs {
+		waited := now.Sub(time.Unix(0, j.servedAt.Load()))
+		eff[j] = float64(j.spec.Priority) + float64(max(0, waited))/float64(aging)
+	}
+	slices.SortStableFunc(jobs, func(a, b *job) int { return cmp.Compare(eff[b], eff[a]) })
+	return jobs
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/crawler-dev/crawler/fetch"
 	"github.com/crawler-dev/crawler/internal/testenv"
 	"github.com/crawler-dev/crawler/metrics"
+	"github.com/crawler-dev/crawler/queue"
 )
 
 // TestJobSet_forgetsStoppedJobs: a job that stops running is dropped with
@@ -34,7 +35,7 @@ func TestJobSet_forgetsStoppedJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	near := reg.Node(metrics.RoleSlave, 0).NearDup()
-	s := newJobSet(rdb, keys, 0, dl, near, zap.NewNop())
+	s := newJobSet(rdb, keys, 0, queue.DefaultAging, dl, near, zap.NewNop())
 	if err := s.refresh(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -72,7 +72,7 @@ func (j *job) foundEntry(t cluster.Task, res *extract.Result) string {
 	}
 	f := cluster.FoundLinks{Page: t.URL, Kind: t.ItemKind(), Round: t.Round, RuleFound: res.Found, Empty: res.Empty}
 	for _, l := range res.Links {
-		f.Links = append(f.Links, cluster.FoundLink{URL: l.URL, Kind: l.Kind})
+		f.Links = append(f.Links, cluster.FoundLink{URL: l.URL, Kind: l.Kind, Priority: l.Priority})
 	}
 	return f.Encode()
 }

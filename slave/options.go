@@ -14,6 +14,7 @@ import (
 	"github.com/crawler-dev/crawler/fetch"
 	"github.com/crawler-dev/crawler/membership"
 	"github.com/crawler-dev/crawler/metrics"
+	"github.com/crawler-dev/crawler/queue"
 	"github.com/crawler-dev/crawler/render"
 	"github.com/crawler-dev/crawler/sink"
 	"github.com/crawler-dev/crawler/store"
@@ -37,6 +38,11 @@ type Options struct {
 	TaskLease time.Duration
 	// Poll is how long it waits when every queue is empty.
 	Poll time.Duration
+	// PriorityAging is how long a job, or a band of a job's queue, waits
+	// to gain one priority: a job (or band) one below the highest is
+	// served at least once every PriorityAging, one ten below once every
+	// ten, so none starves (docs/job-file.md, "Priority").
+	PriorityAging time.Duration
 	// DrainTimeout bounds how long shutdown waits for pages in progress
 	// before handing them back.
 	DrainTimeout time.Duration
@@ -93,6 +99,7 @@ func DefaultOptions() Options {
 		Lease:         membership.DefaultLease,
 		TaskLease:     time.Minute,
 		Poll:          200 * time.Millisecond,
+		PriorityAging: queue.DefaultAging,
 		DrainTimeout:  10 * time.Second,
 		MaxDeliveries: 5,
 		MaxParked:     DefaultMaxParked,
@@ -127,6 +134,8 @@ func (o Options) Validate() error {
 		return cluster.Invalid("TaskLease", o.TaskLease, "is shorter than 1s")
 	case o.Poll < time.Millisecond:
 		return cluster.Invalid("Poll", o.Poll, "is shorter than 1ms")
+	case o.PriorityAging < 10*time.Millisecond:
+		return cluster.Invalid("PriorityAging", o.PriorityAging, "is shorter than 10ms")
 	case o.DrainTimeout < 0:
 		return cluster.Invalid("DrainTimeout", o.DrainTimeout, "is negative")
 	case o.MaxMemory < 0 || (o.MaxMemory > 0 && o.MaxMemory < 16<<20):

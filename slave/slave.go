@@ -85,7 +85,7 @@ func New(opts Options, deps Deps) (*Slave, error) {
 		registry:      registry,
 		dl:            dl,
 		keepExchanges: deps.Sinks != nil && deps.Sinks.KeepsExchanges(),
-		jobs:          newJobSet(deps.Redis, deps.Keys, opts.ID, dl, deps.Metrics.Node(metrics.RoleSlave, opts.ID).NearDup(), log),
+		jobs:          newJobSet(deps.Redis, deps.Keys, opts.ID, opts.PriorityAging, dl, deps.Metrics.Node(metrics.RoleSlave, opts.ID).NearDup(), log),
 		held:          newHeldTasks(),
 		freed:         make(chan struct{}, 1),
 		queued:        make(chan struct{}, 1),
@@ -308,6 +308,7 @@ func (s *Slave) takeTasks(ctx, drainCtx context.Context, room int) int {
 		}
 		leaseEnd := time.Now().Add(s.opts.TaskLease) // at the latest: Redis starts it on arrival
 		ds, err := s.take(ctx, j, room-took)
+		j.servedAt.Store(time.Now().UnixNano())
 		if err != nil {
 			if ctx.Err() == nil {
 				s.log.Warn("take tasks", zap.String("job", j.name), zap.Error(err))

@@ -48,6 +48,7 @@ func newRootCmd() *cobra.Command {
   crawler-bench kinds --pages 4000                           # the shop with page kinds beside two kinds
   crawler-bench render --pages 200 --tabs 1,2,4             # rendered pages beside plain fetches
   crawler-bench recrawl --pages 200 --rounds 40              # adaptive re-crawl beside checking every page
+  crawler-bench priority --high 500 --low 2000               # high-priority pages first, beside the order found
   crawler-bench report -o docs/benchmarks.md     # all of them, each on a Redis of its own (make bench)`,
 		SilenceErrors: true,
 	}
@@ -55,7 +56,7 @@ func newRootCmd() *cobra.Command {
 		"the crawler executable the benchmarks start as masters and slaves (default: crawler beside this binary, else on $PATH)")
 	root.AddCommand(newBenchDedupCmd(), newBenchAssignCmd(), newBenchCrawlCmd(), newBenchProxyCmd(),
 		newBenchIdleCmd(), newBenchMemoryCmd(), newBenchRoundTripsCmd(), newBenchReportCmd(), newBenchSiteCmd(), newBenchKindsCmd(), newBenchRenderCmd(),
-		newBenchHostsCmd(), newBenchRecrawlCmd())
+		newBenchHostsCmd(), newBenchRecrawlCmd(), newBenchPriorityCmd())
 	return root
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -161,12 +162,17 @@ func checkAPIItems(t *testing.T, c *apiCluster, job string, stored int64) {
 }
 
 // checkAPIResubmit submits a finished job again: refused within its
-// dedup window, saying how to go on, and taken with ?force=true.
+// dedup window, saying how to go on, and taken with ?force=true (and a
+// priority given in the query: the job's spec holds it).
 func checkAPIResubmit(t *testing.T, c *apiCluster, job string) {
 	if got := c.want(t, 409, "POST", "jobs", apiWrite, job); !strings.Contains(got, "dupefilter") || !strings.Contains(got, "?force=true") {
 		t.Errorf("a finished job submitted again: %s", got)
 	}
-	c.want(t, 201, "POST", "jobs?force=true", apiWrite, job)
+	c.want(t, 201, "POST", "jobs?force=true&priority=7", apiWrite, job)
+	if raw, err := c.env.rdb.Get(context.Background(), c.env.keys.Job("apijob").Spec()).Result(); err != nil ||
+		!strings.Contains(raw, `"priority":7`) {
+		t.Errorf("spec after ?priority=7: %s, %v; want priority 7", raw, err)
+	}
 	if st := c.waitFinished(t, "apijob"); st.Counters.Stored != 0 || st.Counters.Duplicates == 0 {
 		t.Errorf("the forced run fetched again: %+v", st.Counters)
 	}

@@ -60,25 +60,33 @@ func readJobFile(path string) (*jobspec.Job, error) {
 
 func newSubmitCmd() *cobra.Command {
 	var (
-		cf      clusterFlags
-		af      apiFlags
-		jobFile string
-		force   bool
+		cf       clusterFlags
+		af       apiFlags
+		jobFile  string
+		force    bool
+		priority int
 	)
 	cmd := &cobra.Command{
 		Use:   "submit",
 		Short: "Validate a job file and enqueue it; prints the job's name",
 		Example: `  crawler client submit --redis redis://10.0.0.1:6379/0 --job news.yaml
   name=$(crawler client submit --job news.yaml) && crawler client status --job "$name" --wait
-  crawler client submit --job news.yaml --force   # again within its dedup window: only new pages are fetched`,
+  crawler client submit --job news.yaml --force   # again within its dedup window: only new pages are fetched
+  crawler client submit --job small.yaml --priority 5   # its tasks go before those of jobs of lower priority`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if done, err := af.overAPI(cmd, func(ac *apiCaller) error { return submitOverAPI(cmd, ac, jobFile, force) }); done {
+			prio := submitPriority(cmd, priority)
+			if done, err := af.overAPI(cmd, func(ac *apiCaller) error { return submitOverAPI(cmd, ac, jobFile, force, prio) }); done {
 				return err
 			}
 			spec, err := readJobFile(jobFile)
 			if err != nil {
 				return err
+			}
+			if prio != nil {
+				if err := spec.SetPriority("--priority", *prio); err != nil {
+					return err
+				}
 			}
 			cl, closeRedis, err := cf.openClient(cmd.Context())
 			if err != nil {
@@ -100,7 +108,17 @@ func newSubmitCmd() *cobra.Command {
 	af.register(cmd)
 	cmd.Flags().StringVar(&jobFile, "job", "", "job file (YAML)")
 	cmd.Flags().BoolVar(&force, "force", false, "submit even when a job of this name finished within its dedup window (its pages are duplicates until the window passes)")
+	cmd.Flags().IntVar(&priority, "priority", 0, "the job's priority on the slaves, -100..100, higher first (default: the job file's priority, else 0)")
 	return cmd
+}
+
+// submitPriority is the --priority given, or nil when the flag is not set
+// (the job file's priority stands).
+func submitPriority(cmd *cobra.Command, priority int) *int {
+	if !cmd.Flags().Changed("priority") {
+		return nil
+	}
+	return &priority
 }
 
 func newStatusCmd() *cobra.Command {
@@ -247,6 +265,9 @@ func printStatus(w io.Writer, st *client.Status, asJSON bool) {
 	}
 	c := st.Counters
 	fmt.Fprintf(w, "job %s: %s (round %d)\n", st.Job, stateText(st), st.Round)
+	if st.Priority != 0 {
+		fmt.Fprintf(w, "  priority %d\n", st.Priority)
+	}
 	fmt.Fprintf(w, "  list pages %d (failed %d)\n", c.ListPages, c.ListFailed)
 	fmt.Fprintf(w, "  details discovered %d = stored %d + failed %d + skipped %d + duplicates %d + cancelled %d + queued %d + in flight %d\n",
 		c.Discovered, c.Stored, c.Failed, c.Skipped, c.Duplicates, c.Cancelled, c.Queued, c.InFlight)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -27,17 +28,30 @@ func (f *apiFlags) overAPI(cmd *cobra.Command, do func(*apiCaller) error) (done 
 }
 
 // submitOverAPI validates the job file here, as submit does, and posts it.
-func submitOverAPI(cmd *cobra.Command, ac *apiCaller, jobFile string, force bool) error {
-	if _, err := readJobFile(jobFile); err != nil {
+func submitOverAPI(cmd *cobra.Command, ac *apiCaller, jobFile string, force bool, priority *int) error {
+	spec, err := readJobFile(jobFile)
+	if err != nil {
 		return err
+	}
+	if priority != nil {
+		if err := spec.SetPriority("--priority", *priority); err != nil {
+			return err
+		}
 	}
 	body, err := os.ReadFile(jobFile)
 	if err != nil {
 		return fmt.Errorf("--job: %w", err)
 	}
-	path := "jobs"
+	query := url.Values{}
 	if force {
-		path += "?force=true"
+		query.Set("force", "true")
+	}
+	if priority != nil {
+		query.Set("priority", strconv.Itoa(*priority))
+	}
+	path := "jobs"
+	if len(query) > 0 {
+		path += "?" + query.Encode()
 	}
 	var reply struct {
 		Name string `json:"name"`

@@ -61,6 +61,7 @@ func newSlaveCmd(a *app) *cobra.Command {
 	f.IntVar(&opts.Concurrency, fl.flag("Concurrency", "concurrency"), opts.Concurrency, "pages fetched at once, 1..10000")
 	f.Float64Var(&opts.Weight, fl.flag("Weight", "weight"), opts.Weight, "capacity relative to other slaves (0: --concurrency)")
 	f.DurationVar(&opts.TaskLease, fl.flag("TaskLease", "task-lease"), opts.TaskLease, "how long a task may be held without renewal before it is handed out again")
+	f.DurationVar(&opts.PriorityAging, fl.flag("PriorityAging", "priority-aging"), opts.PriorityAging, "how long a job, or a band of a job's queue, waits to gain one priority (no priority starves)")
 	f.Var(byteSize{&opts.MaxMemory}, fl.flag("MaxMemory", "max-memory"), "memory the slave stays within (e.g. 512MiB, 2GiB; 0: no bound): half of it bounds the pages held at once")
 	return cmd
 }

@@ -37,3 +37,29 @@ local function count_delivery(attempts, entry, marks, begun)
     redis.call('HINCRBY', attempts, P_UNSTARTED .. entry, 1)
   end
 end
+
+-- A slave queue of a job whose pages have priorities is kept in bands
+-- (cluster.JobKeys.Band): an entry handed back goes to the band of its
+-- own priority, which its wire form gives after TASK_PRIORITY_MARKER
+-- (absent for 0). read_bands reads the bands a script was given: ARGV[at]
+-- is their number n, ARGV[at+1 .. at+n] their priorities, KEYS[kat ..]
+-- their lists. It returns the lists by priority (empty for a list not
+-- kept in bands) and where the arguments after them start.
+local function read_bands(kat, at)
+  local n, out = tonumber(ARGV[at]), {}
+  for i = 1, n do
+    out[ARGV[at + i]] = KEYS[kat + i - 1]
+  end
+  return out, at + n + 1
+end
+
+-- band_of is the list entry goes back to: its priority's in bands, else
+-- list (a list not kept in bands, or a priority it does not have).
+local function band_of(bands, entry, list)
+  if next(bands) == nil then
+    return list
+  end
+  local at = string.find(entry, TASK_PRIORITY_MARKER, 1, true)
+  local p = at and string.match(entry, '^%-?%d+', at + #TASK_PRIORITY_MARKER) or '0'
+  return bands[p] or list
+end

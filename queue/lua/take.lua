@@ -1,44 +1,8 @@
 -- Leased.Take: move up to ARGV[1] entries from the head of list KEYS[1]
--- into in-flight set KEYS[2] with a lease of ARGV[2] ms. Attempts hash
--- KEYS[3] holds, for an entry handed back after a delivery that did not
--- finish it (see reclaim, release, move), field P_COUNT..entry: how many
--- such deliveries there were; and P_REASON..entry: the reason the last
--- holder gave up, if any. Reply: per entry, the entry, this delivery's
--- number (1 for the first) and that reason ('' for none).
--- A first delivery writes nothing: the hash is written only when a
--- delivery fails, and read only while it holds something, so a crawl
--- where nothing fails costs an LPOP and a ZADD per batch, not a hash
--- read and write per entry.
+-- into in-flight set KEYS[2] with a lease of ARGV[2] ms; KEYS[3] is the
+-- attempts hash. Reply as deliver (deliver.lua) says.
 local entries = redis.call('LPOP', KEYS[1], tonumber(ARGV[1]))
 if not entries then
   return {}
 end
-local deadline = int(now_ms() + tonumber(ARGV[2]))
-local failures = redis.call('EXISTS', KEYS[3]) == 1
-local out, seen = {}, {}
-local CHUNK = 500
-for from = 1, #entries, CHUNK do
-  local to = math.min(from + CHUNK - 1, #entries)
-  local members, fields = {}, {}
-  for i = from, to do
-    members[#members + 1] = deadline
-    members[#members + 1] = entries[i]
-    if failures then
-      fields[#fields + 1] = P_COUNT .. entries[i]
-      fields[#fields + 1] = P_REASON .. entries[i]
-    end
-  end
-  redis.call('ZADD', KEYS[2], unpack(members))
-  local held = failures and redis.call('HMGET', KEYS[3], unpack(fields)) or {}
-  for i = from, to do
-    local j = 2 * (i - from) + 1
-    local e = entries[i]
-    -- an entry queued twice is delivered twice: the second is one more
-    local n = (seen[e] or tonumber(held[j] or '') or 0) + 1
-    seen[e] = n
-    out[#out + 1] = e
-    out[#out + 1] = n
-    out[#out + 1] = n > 1 and (held[j + 1] or '') or ''
-  end
-end
-return out
+return deliver(entries, KEYS[2], KEYS[3], tonumber(ARGV[2]))

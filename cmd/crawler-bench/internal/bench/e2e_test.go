@@ -233,6 +233,7 @@ func TestReport(t *testing.T) {
 	opts.Idle.Slaves, opts.Idle.Duration, opts.Idle.AfterJob = 1, time.Second, false
 	opts.Memory.Concurrency, opts.Memory.PageBytes, opts.Memory.Pages, opts.Memory.Latency = 4, 64<<10, 8, 50*time.Millisecond
 	opts.Site.Details, opts.Site.PerPage, opts.Site.Stall, opts.Site.PeerDir = 60, 10, 100*time.Millisecond, "../../peers/colly"
+	opts.Priority.High, opts.Priority.Low, opts.Priority.Latency = 20, 80, 20*time.Millisecond
 	h := &opts.Hosts[0]
 	h.Hosts, h.Slaves, h.DetailsPerHost, h.ListPages, h.Latency = []int{2}, []int{1}, 10, 2, 20*time.Millisecond
 	var doc bytes.Buffer
@@ -248,6 +249,8 @@ func TestReport(t *testing.T) {
 		"## Assigner", "## Crawl, 0s latency, 2 hosts, slaves 1", "crawler-bench crawl --slaves 1 ", "## Idle cluster",
 		"crawler-bench idle --slaves 1 --duration 1s --after-job=false", "## Memory", "| 4 | 64 KiB |",
 		"## Rendering beside plain fetches", "crawler-bench render --pages 5 --tabs 1 --browser chromium",
+		"## Priorities: high-priority pages first", "crawler-bench priority --high 20 --low 80 --lists 10 --priority 5 --latency 20ms",
+		"| mixed job (two kinds) | on (5 and 0) | ", "| two jobs | off (all 0) | ",
 		"| fetch | 1 | 5 |", "| render | 1 | 5 |", "## Many hosts on the job file's defaults",
 		"crawler-bench hosts --hosts 2 --slaves 1 --details-per-host 10 --list-pages 2 --latency 20ms --fault-every 50 --rounds 1 --redis-server redis-server --format md",
 		"| no host above the cap in flight, H = 2, 1 slave | ≤ 8 |"} {

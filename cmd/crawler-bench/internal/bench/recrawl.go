@@ -76,14 +76,8 @@ func (o RecrawlOptions) Validate() error {
 		return cluster.Invalid("Rounds", o.Rounds, "is outside 2..1000")
 	case o.Every < time.Second || o.Every%time.Second != 0:
 		return cluster.Invalid("Every", o.Every, "is not a whole number of seconds, at least 1s")
-	case o.Slaves < 1 || o.Slaves > cluster.DefaultMaxSlaves:
-		return cluster.Invalid("Slaves", o.Slaves, "is outside 1..%d", cluster.DefaultMaxSlaves)
-	case o.Concurrency < 1 || o.Concurrency > 10_000:
-		return cluster.Invalid("Concurrency", o.Concurrency, "is outside 1..10000")
-	case o.Timeout <= 0:
-		return cluster.Invalid("Timeout", o.Timeout, "must be positive")
 	}
-	return nil
+	return checkCrew(o.Slaves, o.Concurrency, o.Timeout)
 }
 
 // Args are the `crawler-bench recrawl` flags that reproduce o (Redis aside).

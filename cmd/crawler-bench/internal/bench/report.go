@@ -45,6 +45,9 @@ type ReportOptions struct {
 	// Recrawl is the adaptive re-crawl beside checking every page; nil
 	// skips it.
 	Recrawl *RecrawlOptions
+	// Priority is the priority benchmark, with priorities beside the
+	// order found; nil skips it.
+	Priority *PriorityOptions
 	// Hosts are the many-host benchmark's runs, one section and one table
 	// for all of them; none skips it.
 	Hosts []HostsOptions
@@ -73,10 +76,11 @@ func DefaultReportOptions() ReportOptions {
 	loaded := slow
 	loaded.Slaves, loaded.Concurrency, loaded.DetailsPerSlave = []int{1, 2, 4}, 128, 6400
 	site, kinds, rendering, recrawl := DefaultSiteOptions(), DefaultKindsOptions(), DefaultRenderOptions(), DefaultRecrawlOptions()
+	priority := DefaultPriorityOptions()
 	rendering.Pages, rendering.Tabs = 40, []int{1, 2}
 	return ReportOptions{
 		RedisServer: "redis-server", RedisURL: "redis://127.0.0.1:6379/0", Site: &site, Kinds: &kinds, Render: &rendering,
-		Recrawl: &recrawl, DedupN: []int{1_000_000, 10_000_000}, Dedup: DedupOptions{Duration: 10 * time.Second},
+		Recrawl: &recrawl, Priority: &priority, DedupN: []int{1_000_000, 10_000_000}, Dedup: DedupOptions{Duration: 10 * time.Second},
 		Assign: AssignOptions{Keys: 1_000_000}, Crawls: []CrawlOptions{zero, slow, issue9, loaded},
 		Idle: DefaultIdleOptions(), Memory: DefaultMemoryOptions(), Hosts: defaultReportHosts(),
 	}
@@ -104,6 +108,7 @@ func QuickReportOptions() ReportOptions {
 	o.Kinds.Pages, o.Kinds.Rounds = 400, 1
 	o.Render.Pages, o.Render.Tabs = 5, []int{1}
 	o.Recrawl.Pages, o.Recrawl.Rounds, o.Recrawl.Every = 40, 4, time.Second
+	o.Priority.High, o.Priority.Low = 100, 400
 	o.Hosts = o.Hosts[:1]
 	o.Hosts[0].Hosts, o.Hosts[0].Slaves, o.Hosts[0].DetailsPerHost, o.Hosts[0].ListPages = []int{8}, []int{1, 3}, 26, 2
 	return o
@@ -130,7 +135,7 @@ func Report(ctx context.Context, w io.Writer, opts ReportOptions) error {
 	r := &report{opts: opts, scripts: newScriptNames()}
 	var body strings.Builder
 	r.w = &body
-	for _, section := range []func(context.Context) error{r.oneSite, r.manyHosts, r.dedup, r.assign, r.crawl, r.kindsCost, r.renderCost, r.recrawlCost, r.roundTrips, r.idleCost, r.memoryCheck} {
+	for _, section := range []func(context.Context) error{r.oneSite, r.manyHosts, r.dedup, r.assign, r.crawl, r.kindsCost, r.renderCost, r.recrawlCost, r.priorityOrder, r.roundTrips, r.idleCost, r.memoryCheck} {
 		if err := section(ctx); err != nil {
 			return err
 		}
@@ -361,6 +366,32 @@ func (r *report) recrawlCost(ctx context.Context) error {
 		"both jobs run side by side on one cluster."
 	return r.section("Re-crawls: adaptive beside checking everything", intro, r.command("recrawl", opts.Args()),
 		[]Table{RecrawlTable(rep)})
+}
+
+// priorityOrder is how many low-priority pages are stored before the
+// last high-priority one, with priorities and in the order found.
+func (r *report) priorityOrder(ctx context.Context) error {
+	if r.opts.Priority == nil {
+		return nil
+	}
+	opts := *r.opts.Priority
+	opts.Binary = r.opts.Binary
+	r.progress("priority, %d high and %d low pages", opts.High, opts.Low)
+	var rep PriorityReport
+	err := r.withRedis(ctx, func(url string) error {
+		opts.RedisURL = url
+		var err error
+		rep, err = Priority(ctx, opts)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("priority: %w", err)
+	}
+	intro := "How many low-priority pages are stored before the last high-priority one: on one job of two item " +
+		"kinds, and on two jobs on the same slaves, with priorities (the high kind or job at priority " +
+		fmt.Sprint(opts.Priority) + ") beside the same crawl in the order found."
+	return r.section("Priorities: high-priority pages first", intro, r.command("priority", opts.Args()),
+		[]Table{PriorityTable(rep)})
 }
 
 // renderCost is what rendering a page costs beside fetching it.
