@@ -74,6 +74,7 @@ func DefaultReportOptions() ReportOptions {
 	loaded.Slaves, loaded.Concurrency, loaded.DetailsPerSlave = []int{1, 2, 4}, 128, 6400
 	site, kinds, rendering, recrawl := DefaultSiteOptions(), DefaultKindsOptions(), DefaultRenderOptions(), DefaultRecrawlOptions()
 	rendering.Pages, rendering.Tabs = 40, []int{1, 2}
+	site.Stages = true // the CPU per page by stage, so that a regression shows where it came from (issue 31)
 	return ReportOptions{
 		RedisServer: "redis-server", RedisURL: "redis://127.0.0.1:6379/0", Site: &site, Kinds: &kinds, Render: &rendering,
 		Recrawl: &recrawl, DedupN: []int{1_000_000, 10_000_000}, Dedup: DedupOptions{Duration: 10 * time.Second},
