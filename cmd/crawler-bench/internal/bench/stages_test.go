@@ -39,8 +39,7 @@ func TestStageOfFunc(t *testing.T) {
 }
 
 // TestProfileStages profiles this process parsing pages and reads the
-// profile back: the parse stage holds most of it, and the stages sum to
-// the profile's CPU.
+// profile back: the parse stage holds most of what the stages name.
 func TestProfileStages(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "test.pprof")
 	f, err := os.Create(path)
@@ -64,8 +63,10 @@ func TestProfileStages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if total := stages.Total(); total == 0 || stages[StageParse] < total/2 {
-		t.Errorf("stages %v: want most of the %v in parse", stages, total)
+	// Samples taken inside the race detector's runtime (-race) have no Go
+	// frames to name a stage by: they are other.
+	if named := stages.Total() - stages[StageOther]; named == 0 || stages[StageParse] < named/2 {
+		t.Errorf("stages %v: want most of the %v the stages name in parse", stages, named)
 	}
 	if _, err := dirStages(t.TempDir()); err == nil {
 		t.Error("dirStages of a directory without profiles: no error")
