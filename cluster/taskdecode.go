@@ -3,17 +3,18 @@ package cluster
 import (
 	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
 // decodeTaskFast reads a task's wire form as Encode writes it, one flat
 // object of the Task's keys, without encoding/json: a slave decodes every
 // task it takes, and json.Unmarshal's reflection and copies were 2.4% of
-// its CPU. Its strings are slices of s. ok is false for anything else it
-// would have to interpret (an escaped or non-UTF-8 string, a number json
-// writes otherwise, a key it does not know or one given twice, white
-// space), which json.Unmarshal then reads: a task decodes the same
-// whichever reads it (taskdecode_test.go).
+// its CPU. Its strings are slices of s where they hold no escape. ok is
+// false for anything else it would have to interpret (a surrogate escape
+// or a non-UTF-8 string, a number json writes otherwise, a key it does
+// not know or one given twice, white space), which json.Unmarshal then
+// reads: a task decodes the same whichever reads it (taskdecode_test.go).
 func decodeTaskFast(s string) (t Task, ok bool) {
 	rest, ok := strings.CutPrefix(s, "{")
 	if !ok || rest == "}" {
@@ -81,27 +82,69 @@ func (t *Task) readField(key byte, s string) (rest string, ok bool) {
 }
 
 // cutPlainString reads a JSON string at the start of s that holds no
-// escape, no control character and only valid UTF-8: its value is its
-// bytes.
+// control character, only valid UTF-8, and no escape but the short ones
+// and \uXXXX outside the surrogates (a URL's & is written \u0026): its
+// value is its bytes, or, when it has escapes, those bytes unescaped.
 func cutPlainString(s string) (v, rest string, ok bool) {
 	if !strings.HasPrefix(s, `"`) {
 		return "", "", false
 	}
-	end := strings.IndexByte(s[1:], '"')
-	if end < 0 {
-		return "", "", false
-	}
-	v = s[1 : 1+end]
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; c < 0x20 || c == '\\' {
+	escapes := false
+	for i := 1; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"':
+			v, rest = s[1:i], s[i+1:]
+			if !utf8.ValidString(v) {
+				return "", "", false
+			}
+			if escapes {
+				v, ok = unescape(v)
+				return v, rest, ok
+			}
+			return v, rest, true
+		case c < 0x20:
 			return "", "", false
+		case c == '\\':
+			escapes = true
+			i++ // the escaped byte: never the closing quote
 		}
 	}
-	if !utf8.ValidString(v) {
-		return "", "", false
-	}
-	return v, s[2+end:], true
+	return "", "", false
 }
+
+// unescape is the value of a JSON string's body that has escapes (see
+// cutPlainString).
+func unescape(body string) (string, bool) {
+	var b strings.Builder
+	b.Grow(len(body))
+	for i := 0; i < len(body); i++ {
+		if body[i] != '\\' {
+			b.WriteByte(body[i])
+			continue
+		}
+		i++
+		if i == len(body) {
+			return "", false
+		}
+		if c, ok := shortEscapes[body[i]]; ok {
+			b.WriteByte(c)
+			continue
+		}
+		if body[i] != 'u' || i+4 >= len(body) {
+			return "", false
+		}
+		r, err := strconv.ParseUint(body[i+1:i+5], 16, 16)
+		if err != nil || utf16.IsSurrogate(rune(r)) {
+			return "", false
+		}
+		b.WriteRune(rune(r))
+		i += 4
+	}
+	return b.String(), true
+}
+
+// shortEscapes are JSON's one-letter escapes and what they stand for.
+var shortEscapes = map[byte]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 // readPlainInt reads an integer as json writes one: an optional minus
 // and digits, no leading zero.
