@@ -19,7 +19,7 @@ func itemJSONCases() []Item {
 	full := Item{URL: "http://127.0.0.1/a?b=1&c=<2>", FinalURL: "http://127.0.0.1/final", Job: "job", Kind: "product",
 		Fields: map[string]any{
 			"title": "Ünïcode \u2028 \u2029 \x00\x1f\x7f \b\f\n\r\t \"q\" \\ <b>&amp;</b> \xff\xfe bad",
-			"tags":  []string{"a", "", "<c>"}, "none": nil, "n": 1299.5, "big": 1e21, "small": 1e-7, "neg": -0.0,
+			"tags":  []string{"a", "", "<c>"}, "none": nil, "n": 1299.5, "big": 1e21, "small": 1e-7, "neg": math.Copysign(0, -1),
 			"int": int64(-42), "i": 7, "yes": true, "no": false, "mixed": []any{1.5, int64(2), "x", nil, true, []string{"y"}},
 			"empty": []string{}, "nilstrings": []string(nil), "nilany": []any(nil), "nested": map[string]any{"b": 1, "a": "<"},
 			"z\u00e9": "key not ASCII", "<k>": "key json escapes",
