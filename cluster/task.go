@@ -59,9 +59,13 @@ func (t Task) Encode() string {
 
 // DecodeTask parses a task's wire form.
 func DecodeTask(s string) (Task, error) {
-	var t Task
-	if err := json.Unmarshal([]byte(s), &t); err != nil {
-		return Task{}, fmt.Errorf("decode task: %w", err)
+	t, ok := decodeTaskFast(s) // the form Encode writes, read without reflection
+	if !ok {
+		var slow Task // apart from t, which would go to the heap with it
+		if err := json.Unmarshal([]byte(s), &slow); err != nil {
+			return Task{}, fmt.Errorf("decode task: %w", err)
+		}
+		t = slow
 	}
 	if t.URL == "" || t.FP == "" || t.Job == "" {
 		return Task{}, fmt.Errorf("decode task: missing url, fingerprint or job in %q", s)

@@ -1,7 +1,5 @@
 package extract
 
-import "golang.org/x/net/html"
-
 // cssEval evaluates compiled selectors on one page's tree, charging its
 // meter. The sets of relative pseudo-class arguments are computed once
 // per page.
@@ -16,17 +14,17 @@ func newCSSEval(t *tree, m *meter) *cssEval {
 	return &cssEval{t: t, m: m, memo: map[*cssSelector][]bool{}, rels: map[*relPseudo][]bool{}}
 }
 
-// selectAll returns the elements matching sel, in document order; on
-// false the meter stopped the work.
-func (e *cssEval) selectAll(sel *cssSelector) ([]*html.Node, bool) {
+// selectPositions returns the positions in the tree of the elements
+// matching sel, in document order; on false the meter stopped the work.
+func (e *cssEval) selectPositions(sel *cssSelector) ([]int32, bool) {
 	set, ok := e.set(sel)
 	if !ok {
 		return nil, false
 	}
-	var out []*html.Node
+	var out []int32
 	for i, in := range set {
 		if in {
-			out = append(out, e.t.nodes[i])
+			out = append(out, int32(i))
 		}
 	}
 	return out, true

@@ -213,3 +213,17 @@ func FuzzCSS(f *testing.F) {
 		}
 	})
 }
+
+// selectAll returns the elements matching sel, in document order; on
+// false the meter stopped the work (the tests' view of selectPositions).
+func (e *cssEval) selectAll(sel *cssSelector) ([]*html.Node, bool) {
+	els, ok := e.selectPositions(sel)
+	if !ok {
+		return nil, false
+	}
+	out := make([]*html.Node, len(els))
+	for i, el := range els {
+		out[i] = e.t.nodes[el]
+	}
+	return out, true
+}

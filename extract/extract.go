@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/net/html"
@@ -101,38 +102,131 @@ var blockElements = map[atom.Atom]bool{
 
 // textOf returns the text of nodes with block boundaries as spaces and
 // whitespace collapsed; hidden drops script, style, noscript and template
-// content below them.
+// content below them. The text is folded as it is read (spaceFolder), not
+// joined and then collapsed.
 func textOf(nodes []*html.Node, hidden bool) string {
-	var b strings.Builder
-	var walk func(n *html.Node)
-	walk = func(n *html.Node) {
-		switch n.Type {
-		case html.TextNode:
-			b.WriteString(n.Data)
-			return
-		case html.ElementNode:
-			if hidden {
-				switch n.DataAtom {
-				case atom.Script, atom.Style, atom.Noscript, atom.Template:
-					return
-				}
-			}
-			if blockElements[n.DataAtom] {
-				b.WriteByte(' ')
-				defer b.WriteByte(' ')
-			}
-		case html.CommentNode, html.DoctypeNode:
-			return
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
-		}
-	}
+	var f spaceFolder
 	for _, n := range nodes {
-		walk(n)
+		f.node(n, hidden)
 	}
-	return CollapseSpace(b.String())
+	return f.String()
 }
+
+// spaceFolder builds CollapseSpace of all the text it is given, joined,
+// without joining it first: every run of white space becomes one space,
+// none at either end.
+type spaceFolder struct {
+	b       strings.Builder
+	pending bool // white space since the last word written
+	// carry is the start of a character cut at the end of the last
+	// write (bytes of broken UTF-8, or of two text nodes), read with the
+	// next: joined they may be white space (U+00A0 is C2 A0).
+	carry string
+}
+
+// String is the folded text.
+func (f *spaceFolder) String() string {
+	f.flushCarry()
+	return f.b.String()
+}
+
+// flushCarry writes a carried cut character as what it is alone: not
+// white space.
+func (f *spaceFolder) flushCarry() {
+	if f.carry == "" {
+		return
+	}
+	if f.pending && f.b.Len() > 0 {
+		f.b.WriteByte(' ')
+	}
+	f.b.WriteString(f.carry)
+	f.carry, f.pending = "", false
+}
+
+// node writes the text below n (see textOf).
+func (f *spaceFolder) node(n *html.Node, hidden bool) {
+	switch n.Type {
+	case html.TextNode:
+		f.write(n.Data)
+		return
+	case html.ElementNode:
+		if hidden {
+			switch n.DataAtom {
+			case atom.Script, atom.Style, atom.Noscript, atom.Template:
+				return
+			}
+		}
+		if blockElements[n.DataAtom] {
+			f.pending = true
+			defer f.space()
+		}
+	case html.CommentNode, html.DoctypeNode:
+		return
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		f.node(c, hidden)
+	}
+}
+
+// space ends the current word, as white space does.
+func (f *spaceFolder) space() {
+	f.flushCarry()
+	f.pending = true
+}
+
+// write folds s in: its words are written, a space before each that
+// follows white space (and is not the first).
+func (f *spaceFolder) write(s string) {
+	if f.carry != "" {
+		s, f.carry = f.carry+s, ""
+	}
+	if cut := cutRuneStart(s); cut < len(s) {
+		s, f.carry = s[:cut], s[cut:]
+	}
+	word := -1 // where the word being read began in s
+	for i := 0; i < len(s); {
+		c, size := rune(s[i]), 1
+		space := c < utf8.RuneSelf && asciiSpace[c]
+		if c >= utf8.RuneSelf {
+			c, size = utf8.DecodeRuneInString(s[i:])
+			space = unicode.IsSpace(c)
+		}
+		switch {
+		case space && word >= 0:
+			f.b.WriteString(s[word:i])
+			word, f.pending = -1, true
+		case space:
+			f.pending = true
+		case word < 0:
+			if f.pending && f.b.Len() > 0 {
+				f.b.WriteByte(' ')
+			}
+			word, f.pending = i, false
+		}
+		i += size
+	}
+	if word >= 0 {
+		f.b.WriteString(s[word:])
+	}
+}
+
+// cutRuneStart is where a character cut short begins at the end of s
+// (the first byte of a sequence that needs more than s holds), len(s) if
+// none.
+func cutRuneStart(s string) int {
+	for i := len(s) - 1; i >= 0 && i >= len(s)-utf8.UTFMax+1; i-- {
+		if utf8.RuneStart(s[i]) {
+			if s[i] >= utf8.RuneSelf && !utf8.FullRuneInString(s[i:]) {
+				return i
+			}
+			break
+		}
+	}
+	return len(s)
+}
+
+// asciiSpace is the ASCII white space strings.Fields splits at.
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
 // CollapseSpace trims s and folds every run of white space to one space.
 func CollapseSpace(s string) string {

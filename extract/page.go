@@ -123,7 +123,10 @@ func (p *page) selectValues(sel selectorRule, attr string) ([]value, error) {
 // would be 4 GB).
 func (p *page) valueCost(it xpathItem, attr string) int64 {
 	if it.node != nil && it.attr < 0 && attr == "" && it.node.Type == html.ElementNode {
-		if i, ok := p.t.index[it.node]; ok {
+		if it.el > 0 { // a CSS selector's element, by position
+			return docCost(int(p.t.text[it.el-1]))
+		}
+		if i, ok := p.t.indexOf(it.node); ok {
 			return docCost(int(p.t.text[i]))
 		}
 	}
@@ -137,13 +140,13 @@ func (p *page) selectItems(sel selectorRule) ([]xpathItem, error) {
 	case p.t == nil:
 		return nil, errors.New("css and xpath selectors read HTML pages, not JSON")
 	case sel.css != nil:
-		nodes, ok := p.css.selectAll(sel.css)
+		els, ok := p.css.selectPositions(sel.css)
 		if !ok {
 			return nil, p.m.err
 		}
-		items := make([]xpathItem, len(nodes))
-		for i, n := range nodes {
-			items[i] = xpathItem{node: n, attr: -1}
+		items := make([]xpathItem, len(els))
+		for i, el := range els {
+			items[i] = xpathItem{node: p.t.nodes[el], attr: -1, el: el + 1}
 		}
 		return items, nil
 	}

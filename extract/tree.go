@@ -1,6 +1,8 @@
 package extract
 
 import (
+	"sync"
+
 	"golang.org/x/net/html"
 )
 
@@ -9,9 +11,8 @@ import (
 // the elements i+1 .. end[i]-1.
 type tree struct {
 	root  *html.Node
-	nodes []*html.Node         // the elements, in document order
-	index map[*html.Node]int32 // an element's position in nodes
-	end   []int32              // one past the last descendant of each element
+	nodes []*html.Node // the elements, in document order
+	end   []int32      // one past the last descendant of each element
 	// parent and prevSib are the element's parent element and previous
 	// element sibling, -1 for none.
 	parent, prevSib []int32
@@ -19,27 +20,32 @@ type tree struct {
 	kids            []int32 // child nodes of the element (all types)
 	topKids         int32   // child nodes of the document
 	text            []int64 // bytes of text in the element's subtree
+	// index is an element's position in nodes, made when first asked
+	// (indexOf): CSS selectors work on positions and never need it.
+	indexOnce sync.Once
+	index     map[*html.Node]int32
 }
 
 // newTree indexes the elements under root, walking the tree without
 // recursion (a hostile page may nest deeply).
 func newTree(root *html.Node) *tree {
-	t := &tree{root: root, index: map[*html.Node]int32{}}
-	var stack []int32 // open elements, innermost last
-	for n := root.FirstChild; n != nil; n = next(root, n) {
-		if n.Parent == root {
+	n := countElements(root)
+	t := newTreeSized(root, n)
+	b := treeBuild{stack: make([]int32, 0, 16), lastKid: make([]int32, n), topLast: -1}
+	for c := root.FirstChild; c != nil; c = next(root, c) {
+		if c.Parent == root {
 			t.topKids++
 		}
-		switch n.Type {
+		switch c.Type {
 		case html.ElementNode:
-			t.add(n, &stack)
+			t.add(c, &b)
 		case html.TextNode:
-			if p, ok := t.index[n.Parent]; ok {
-				t.text[p] += int64(len(n.Data))
+			if p := t.closeTo(c.Parent, &b); p >= 0 {
+				t.text[p] += int64(len(c.Data))
 			}
 		}
 	}
-	for _, open := range stack {
+	for _, open := range b.stack {
 		t.end[open] = int32(len(t.nodes))
 	}
 	for i := len(t.nodes) - 1; i >= 0; i-- {
@@ -50,38 +56,84 @@ func newTree(root *html.Node) *tree {
 	return t
 }
 
-// add appends element n, closing the elements on stack it is not inside.
-func (t *tree) add(n *html.Node, stack *[]int32) {
-	i := int32(len(t.nodes))
-	for len(*stack) > 0 && t.nodes[(*stack)[len(*stack)-1]] != n.Parent {
-		top := (*stack)[len(*stack)-1]
-		t.end[top] = i
-		*stack = (*stack)[:len(*stack)-1]
-	}
-	parent := int32(-1)
-	if len(*stack) > 0 {
-		parent = (*stack)[len(*stack)-1]
-	}
-	prev := int32(-1)
-	for s := n.PrevSibling; s != nil; s = s.PrevSibling {
-		if s.Type == html.ElementNode {
-			prev = t.index[s]
-			break
+// treeBuild is newTree's state: the open elements, innermost last, and
+// each element's last element child so far (topLast the document's).
+type treeBuild struct {
+	stack   []int32
+	lastKid []int32
+	topLast int32
+}
+
+// countElements counts the elements under root: the tree's arrays are
+// made that size once, not grown element by element (a page's tree was a
+// tenth of a slave's allocations).
+func countElements(root *html.Node) int {
+	n := 0
+	for c := root.FirstChild; c != nil; c = next(root, c) {
+		if c.Type == html.ElementNode {
+			n++
 		}
+	}
+	return n
+}
+
+// newTreeSized is an empty tree with room for n elements.
+func newTreeSized(root *html.Node, n int) *tree {
+	ints := make([]int32, 5*n) // end, parent, prevSib, depth, kids
+	return &tree{root: root, nodes: make([]*html.Node, 0, n),
+		end: ints[0:0:n], parent: ints[n : n : 2*n], prevSib: ints[2*n : 2*n : 3*n], depth: ints[3*n : 3*n : 4*n],
+		kids: ints[4*n : 4*n : 5*n], text: make([]int64, 0, n)}
+}
+
+// closeTo closes the open elements that parent is not inside, and returns
+// parent's position: the innermost open element, or -1 when parent is not
+// an element (the document).
+func (t *tree) closeTo(parent *html.Node, b *treeBuild) int32 {
+	i := int32(len(t.nodes))
+	for len(b.stack) > 0 && t.nodes[b.stack[len(b.stack)-1]] != parent {
+		t.end[b.stack[len(b.stack)-1]] = i
+		b.stack = b.stack[:len(b.stack)-1]
+	}
+	if len(b.stack) == 0 {
+		return -1
+	}
+	return b.stack[len(b.stack)-1]
+}
+
+// add appends element n, closing the elements it is not inside.
+func (t *tree) add(n *html.Node, b *treeBuild) {
+	i := int32(len(t.nodes))
+	parent := t.closeTo(n.Parent, b)
+	prev := &b.topLast // the parent's last element child: n's previous element sibling
+	if parent >= 0 {
+		prev = &b.lastKid[parent]
 	}
 	kids := int32(0)
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
 		kids++
 	}
 	t.nodes = append(t.nodes, n)
-	t.index[n] = i
 	t.end = append(t.end, 0)
 	t.parent = append(t.parent, parent)
-	t.prevSib = append(t.prevSib, prev)
-	t.depth = append(t.depth, int32(len(*stack)))
+	t.prevSib = append(t.prevSib, *prev)
+	t.depth = append(t.depth, int32(len(b.stack)))
 	t.kids = append(t.kids, kids)
 	t.text = append(t.text, 0)
-	*stack = append(*stack, i)
+	*prev, b.lastKid[i] = i, -1
+	b.stack = append(b.stack, i)
+}
+
+// indexOf is element n's position in nodes; false for a node that is not
+// one of the tree's elements.
+func (t *tree) indexOf(n *html.Node) (int32, bool) {
+	t.indexOnce.Do(func() {
+		t.index = make(map[*html.Node]int32, len(t.nodes))
+		for i, e := range t.nodes {
+			t.index[e] = int32(i)
+		}
+	})
+	i, ok := t.index[n]
+	return i, ok
 }
 
 // next is the node after n in document order below root, or nil.

@@ -35,6 +35,9 @@ type xpathItem struct {
 	node   *html.Node
 	attr   int
 	scalar string
+	// el is the node's position in the tree plus one, when the CSS
+	// evaluator that selected it knows it (0: not known).
+	el int32
 }
 
 // evalXPath evaluates expr on the page, every step of the evaluation
@@ -112,7 +115,7 @@ func (n *navigator) Value() string {
 		if n.attr != -1 {
 			return n.curr.Attr[n.attr].Val
 		}
-		if i, ok := n.t.index[n.curr]; ok && !n.m.charge(1+n.t.text[i]/8) {
+		if i, ok := n.t.indexOf(n.curr); ok && !n.m.charge(1+n.t.text[i]/8) {
 			return ""
 		}
 		return innerText(n.curr)

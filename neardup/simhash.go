@@ -16,9 +16,35 @@ import (
 // with xxhash64 (a word bigram: the two words' hashes mixed). Texts that
 // differ a little have hashes a small Hamming distance apart.
 func Simhash(text string) uint64 {
-	var c bitCounts
-	eachFeature(text, c.add)
-	return c.majority()
+	var h Hasher
+	h.WriteString(text)
+	return h.Sum64()
+}
+
+// Hasher is Simhash over text given in pieces: after WriteString(a) and
+// WriteString(b), Sum64 is Simhash(a + b), without a + b being built. A
+// slave hashes an item's fields so, one after another. The zero Hasher
+// is ready, and stays on its caller's stack: a word of up to 64 bytes
+// is held in it, a longer one allocated.
+type Hasher struct {
+	c        bitCounts
+	prevWord uint64 // hash of the word before it, 0 at the start
+	// The current word, lowercased UTF-8: wordBuf[:wordLen], or long once
+	// it outgrows wordBuf.
+	wordBuf [64]byte
+	wordLen int
+	long    []byte
+	// The current CJK run: its length and last character (its bigrams
+	// are counted as they are read).
+	cjkLen  int
+	cjkLast rune
+}
+
+// Sum64 ends the text and returns its simhash. The Hasher is spent.
+func (h *Hasher) Sum64() uint64 {
+	h.endWord()
+	h.endCJK()
+	return h.c.majority()
 }
 
 // bitCounts counts, for each of 64 bits, the feature hashes that have it
@@ -72,65 +98,95 @@ func (c *bitCounts) majority() uint64 {
 	return out
 }
 
-// eachFeature calls add with the hash of every feature occurrence of text.
-func eachFeature(text string, add func(uint64)) {
-	var (
-		word     []byte // the current word, lowercased UTF-8
-		prevWord uint64 // hash of the word before it, 0 at the start
-		cjk      []rune // the current CJK run
-		pair     [2 * utf8.UTFMax]byte
-	)
-	endWord := func() {
-		if len(word) == 0 {
-			return
-		}
-		h := xxhash.Sum64(word)
-		add(h)
-		if prevWord != 0 {
-			add(mix64(prevWord*0x9E3779B97F4A7C15 ^ h))
-		}
-		prevWord, word = h, word[:0]
+// wordByte appends a byte to the current word.
+func (h *Hasher) wordByte(b byte) {
+	if h.long == nil && h.wordLen < len(h.wordBuf) {
+		h.wordBuf[h.wordLen] = b
+		h.wordLen++
+		return
 	}
-	endCJK := func() {
-		if len(cjk) == 1 {
-			add(xxhash.Sum64(utf8.AppendRune(pair[:0], cjk[0])))
-		}
-		for i := 0; i+1 < len(cjk); i++ {
-			add(xxhash.Sum64(utf8.AppendRune(utf8.AppendRune(pair[:0], cjk[i]), cjk[i+1])))
-		}
-		cjk = cjk[:0]
+	if h.long == nil {
+		h.long = append(make([]byte, 0, 2*len(h.wordBuf)), h.wordBuf[:h.wordLen]...)
 	}
+	h.long = append(h.long, b)
+}
+
+// endWord counts the word just read and its bigram with the one before.
+func (h *Hasher) endWord() {
+	var w uint64
+	switch {
+	case h.long != nil:
+		w = xxhash.Sum64(h.long)
+	case h.wordLen > 0:
+		w = xxhash.Sum64(h.wordBuf[:h.wordLen])
+	default:
+		return
+	}
+	h.c.add(w)
+	if h.prevWord != 0 {
+		h.c.add(mix64(h.prevWord*0x9E3779B97F4A7C15 ^ w))
+	}
+	h.prevWord, h.wordLen, h.long = w, 0, nil
+}
+
+// cjkRune reads a CJK character: its bigram with the one before it in
+// the run is a feature.
+func (h *Hasher) cjkRune(r rune) {
+	if h.cjkLen > 0 {
+		var pair [2 * utf8.UTFMax]byte
+		h.c.add(xxhash.Sum64(utf8.AppendRune(utf8.AppendRune(pair[:0], h.cjkLast), r)))
+	}
+	h.cjkLen, h.cjkLast = h.cjkLen+1, r
+}
+
+// endCJK ends the CJK run just read: a run of one character is a feature
+// of its own.
+func (h *Hasher) endCJK() {
+	if h.cjkLen == 1 {
+		var one [utf8.UTFMax]byte
+		h.c.add(xxhash.Sum64(utf8.AppendRune(one[:0], h.cjkLast)))
+	}
+	h.cjkLen = 0
+}
+
+// WriteString reads more of the text, cut between two characters: every
+// feature it ends is counted.
+func (h *Hasher) WriteString(text string) {
 	for i := 0; i < len(text); {
 		r := rune(text[i])
 		if r < utf8.RuneSelf { // ASCII: one look-up
 			if lower := asciiWord[r]; lower == 0 {
-				if len(word) > 0 {
-					endWord()
-				}
+				h.endWord()
 			} else {
-				if len(cjk) > 0 {
-					endCJK()
+				if h.cjkLen > 0 {
+					h.endCJK()
 				}
-				word = append(word, lower)
+				h.wordByte(lower)
 			}
 			i++
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(text[i:])
 		i += size
-		switch {
-		case isCJK(r):
-			endWord()
-			cjk = append(cjk, r)
-		case unicode.IsLetter(r) || unicode.IsNumber(r):
-			endCJK()
-			word = utf8.AppendRune(word, unicode.ToLower(r))
-		default: // space or punctuation ends a word, not a CJK run
-			endWord()
-		}
+		h.rune(r)
 	}
-	endWord()
-	endCJK()
+}
+
+// rune reads one character outside ASCII.
+func (h *Hasher) rune(r rune) {
+	switch {
+	case isCJK(r):
+		h.endWord()
+		h.cjkRune(r)
+	case unicode.IsLetter(r) || unicode.IsNumber(r):
+		h.endCJK()
+		var enc [utf8.UTFMax]byte
+		for _, b := range utf8.AppendRune(enc[:0], unicode.ToLower(r)) {
+			h.wordByte(b)
+		}
+	default: // space or punctuation ends a word, not a CJK run
+		h.endWord()
+	}
 }
 
 // asciiWord is, for each ASCII character, itself lowercased when it is a

@@ -74,6 +74,38 @@ func refSimhash(text string) uint64 {
 }
 
 func TestSimhash_SameAsReference(t *testing.T) {
+	for _, text := range refTexts() {
+		if got, want := Simhash(text), refSimhash(text); got != want {
+			t.Fatalf("Simhash(%q) = %#x, the reference gives %#x", text, got, want)
+		}
+	}
+}
+
+// TestHasher_PiecesAreTheWhole checks that text written in pieces, cut
+// between any two characters (inside a word, a CJK run), hashes as the
+// whole: a slave hashes an item's fields one after another.
+func TestHasher_PiecesAreTheWhole(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, text := range refTexts() {
+		var h Hasher
+		rest := text
+		for len(rest) > 0 {
+			n := rng.IntN(len(rest) + 1)
+			for n < len(rest) && !utf8.RuneStart(rest[n]) {
+				n++
+			}
+			h.WriteString(rest[:n])
+			rest = rest[n:]
+		}
+		if got, want := h.Sum64(), refSimhash(text); got != want {
+			t.Fatalf("%q in pieces hashes to %#x, the whole to %#x", text, got, want)
+		}
+	}
+}
+
+// refTexts are texts of every kind of character Simhash reads, and random
+// ones of them.
+func refTexts() []string {
 	texts := []string{"", " ", "a", "A", "中", "中文", "Ünïcödé Straße ΑΒΓ", "abc\xffdef\x00ghi",
 		enA, enB, zhA, zhB, enA + zhA, strings.ToUpper(enB), "x" + strings.Repeat("ab", 200) + "中"}
 	alphabet := []rune("aZ09 .,\t\nÉéßΣσ中文字ひらカタ한글\xff\u00a0\u2028")
@@ -85,9 +117,5 @@ func TestSimhash_SameAsReference(t *testing.T) {
 		}
 		texts = append(texts, b.String())
 	}
-	for _, text := range texts {
-		if got, want := Simhash(text), refSimhash(text); got != want {
-			t.Fatalf("Simhash(%q) = %#x, the reference gives %#x", text, got, want)
-		}
-	}
+	return texts
 }

@@ -6,7 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -199,7 +199,7 @@ func (s *Slave) extractItem(ctx context.Context, w *work, page *fetch.Page) (sto
 	return store.Item{
 		ID: store.ItemID(t.Job, t.FP), URL: t.URL, FinalURL: finalURL(t.URL, page.URL), Job: t.Job, Kind: w.job.itemKindName(t), Fields: res.Fields,
 		FetchedAt: time.Now().UTC(), Status: page.Status, Fingerprint: t.FP, Round: t.Round,
-		Simhash: int64(neardup.Simhash(res.text)), Referer: t.Referer, Slave: s.opts.ID,
+		Simhash: int64(res.simhash), Referer: t.Referer, Slave: s.opts.ID,
 		ETag: page.Validators.ETag, LastModified: page.Validators.LastModified,
 	}, w.job.foundEntry(t, res.Result), nil
 }
@@ -212,24 +212,40 @@ func finalURL(asked, got string) string {
 	return got
 }
 
-// fieldText joins the extracted text in field-name order, for the simhash.
-func fieldText(fields map[string]any) string {
-	names := make([]string, 0, len(fields))
+// fieldSimhash is the simhash of the extracted text: the fields' strings
+// in field-name order, a list's joined by spaces, each field followed by a
+// space (what neardup.Simhash gives for that text joined, without joining
+// it). text is false when the fields hold no text but white space.
+func fieldSimhash(fields map[string]any) (sum uint64, text bool) {
+	var small [16]string
+	names := small[:0]
 	for n := range fields {
 		names = append(names, n)
 	}
-	sort.Strings(names)
-	var b strings.Builder
+	slices.Sort(names)
+	var h neardup.Hasher
 	for _, n := range names {
 		switch v := fields[n].(type) {
 		case string:
-			b.WriteString(v)
+			text = hashText(&h, v) || text
 		case []string:
-			b.WriteString(strings.Join(v, " "))
+			for i, s := range v {
+				if i > 0 {
+					h.WriteString(" ")
+				}
+				text = hashText(&h, s) || text
+			}
 		}
-		b.WriteByte(' ')
+		h.WriteString(" ")
 	}
-	return strings.TrimSpace(b.String())
+	return h.Sum64(), text
+}
+
+// hashText writes s to h and reports whether it holds more than white
+// space.
+func hashText(h *neardup.Hasher, s string) bool {
+	h.WriteString(s)
+	return strings.TrimSpace(s) != ""
 }
 
 // settleUnfetchable records a task that is not fetched at all: one nobody

@@ -10,6 +10,7 @@ import (
 	"github.com/crawler-dev/crawler/extract"
 	"github.com/crawler-dev/crawler/fetch"
 	"github.com/crawler-dev/crawler/ledger"
+	"github.com/crawler-dev/crawler/neardup"
 	"github.com/crawler-dev/crawler/store"
 )
 
@@ -24,11 +25,11 @@ func (j *job) jsonKind(kind string) bool {
 var errMissingField = errors.New(extract.FailureMissingField)
 
 // extraction is what an item page yields: its fields, the links its rules
-// found and the text the simhash is taken of: the fields' text, or the
-// page's when no field holds any.
+// found and the simhash of its text: the fields' text, or the page's when
+// no field holds any.
 type extraction struct {
 	*extract.Result
-	text string
+	simhash uint64
 }
 
 // extract runs the rules of the item kind on the page. A page of a kind
@@ -57,8 +58,9 @@ func (j *job) extract(ctx context.Context, kind string, page *fetch.Page) (extra
 	if len(out.Missing) > 0 {
 		return out, fmt.Errorf("%w: %s", errMissingField, strings.Join(out.Missing, ", "))
 	}
-	if out.text = fieldText(out.Fields); out.text == "" && doc != nil {
-		out.text = doc.Text()
+	var text bool
+	if out.simhash, text = fieldSimhash(out.Fields); !text && doc != nil {
+		out.simhash = neardup.Simhash(doc.Text())
 	}
 	return out, nil
 }

@@ -95,6 +95,10 @@ func openFile(path string, format Format, fields []string, stdout io.Writer) (*F
 // jsonRecord appends it to buf as one JSON line: json.Marshal's bytes and
 // a newline.
 func jsonRecord(buf *bytes.Buffer, it Item) error {
+	if b, ok := appendItemJSON(buf.AvailableBuffer(), it); ok {
+		buf.Write(append(b, '\n'))
+		return nil
+	}
 	return json.NewEncoder(buf).Encode(it)
 }
 

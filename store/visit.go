@@ -108,12 +108,17 @@ func versionAfter(it Item, prev *Stored) int64 {
 func ContentHash(fields map[string]any) string {
 	buf := getBuffer()
 	defer putBuffer(buf)
-	// json.Marshal's bytes, encoded into a pooled buffer; Encode adds a
-	// newline, not hashed.
-	if err := json.NewEncoder(buf).Encode(fields); err != nil { // a field that is not JSON: every visit counts as changed
-		return ""
+	// json.Marshal's bytes, appended into a pooled buffer.
+	b, ok := appendFieldsJSON(buf.AvailableBuffer(), fields)
+	buf.Grow(len(b)) // the pooled buffer holds as much next time
+	if !ok {
+		// Encode adds a newline, not hashed.
+		if err := json.NewEncoder(buf).Encode(fields); err != nil { // a field that is not JSON: every visit counts as changed
+			return ""
+		}
+		b = bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})
 	}
-	sum := sha256.Sum256(bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}))
+	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
 

@@ -10,7 +10,7 @@ import (
 var benchSiteFlags = fieldFlags{"Details": "details", "PerPage": "per-page", "NextLinks": "next-links",
 	"FaultEvery": "fault-every", "Stall": "stall", "Latencies": "latency", "Rounds": "rounds", "Slaves": "slaves",
 	"PerHostRPS": "per-host-rps", "PerHostConcurrency": "per-host-concurrency", "Crawlers": "crawlers",
-	"Timeout": "timeout", "Format": "format", "Postgres": "postgres"}
+	"Timeout": "timeout", "Format": "format", "Postgres": "postgres", "Stages": "stages"}
 
 func newBenchSiteCmd() *cobra.Command {
 	opts := bench.DefaultSiteOptions()
@@ -69,6 +69,7 @@ bound: the least time any crawler with that many slots of the site can take.`,
 	fs.StringVar(&opts.PeerDir, "peer-dir", opts.PeerDir, "the colly peer's Go module, built with `go build` at the start")
 	fs.DurationVar(&opts.Timeout, "timeout", opts.Timeout, "limit for one crawl")
 	fs.BoolVar(&opts.Tap, "tap", opts.Tap, "count the cluster's commands by role and script with a loopback proxy in front of Redis, and print them per page")
+	fs.BoolVar(&opts.Stages, "stages", opts.Stages, "profile every crawler process (crawler --cpu-profile) and print the cluster's and `crawler run`'s CPU per page by stage: fetch, decode, parse, extract, hash, store, coordinate")
 	fs.StringVar(&format, "format", format, "output format: text or md (Markdown)")
 	return cmd
 }

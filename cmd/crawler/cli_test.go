@@ -152,3 +152,21 @@ func TestCLI_pprofNeedsMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestCLI_cpuProfile: the hidden --cpu-profile (crawler-bench site
+// --stages) writes a CPU profile of the process, gzipped protobuf, by the
+// time it exits; a path that cannot be created is an error naming it.
+func TestCLI_cpuProfile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "version.pprof")
+	if _, stderr, err := crawler(t, time.Minute, "version", "--cpu-profile", path); err != nil {
+		t.Fatalf("crawler version --cpu-profile: %v, stderr %q", err, stderr)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil || len(raw) < 2 || raw[0] != 0x1f || raw[1] != 0x8b {
+		t.Fatalf("profile %s: %v, %d bytes; want a gzipped profile", path, err, len(raw))
+	}
+	_, stderr, err := crawler(t, time.Minute, "version", "--cpu-profile", filepath.Join(path, "nowhere", "x.pprof"))
+	if err == nil || !strings.Contains(stderr, "--cpu-profile:") {
+		t.Errorf("crawler version --cpu-profile into a missing directory: %v, stderr %q; want an error naming the flag", err, stderr)
+	}
+}

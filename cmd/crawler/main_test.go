@@ -152,9 +152,10 @@ func tail(s string, n int) string {
 // stderr and exit error.
 func crawler(t *testing.T, timeout time.Duration, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
+	bin := binary(t) // built first: the build is not the process's time
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary(t), args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = cleanEnv()
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e

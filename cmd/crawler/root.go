@@ -24,12 +24,15 @@ type app struct {
 	// tmp is the process's temporary directory (temp.go), nil until a
 	// command that may start a browser or a redis-server makes it.
 	tmp *proctmp.Dir
+	// profile is --cpu-profile's (cpuprofile.go).
+	profile cpuProfile
 }
 
 // Execute runs the root command and exits non-zero on error.
 func Execute() {
 	a := &app{logger: zap.NewNop()}
 	err := newRootCmdOf(a).Execute()
+	a.profile.stop()
 	a.closeTemp()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "crawler:", err)
@@ -66,6 +69,8 @@ Precedence: flag > environment > config file > default.`,
 	pf.StringVar(&a.configFile, "config", "", "YAML config file whose keys are flag names")
 	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	pf.StringVar(&a.logFormat, "log-format", "console", "log format: console or json")
+	pf.StringVar(&a.profile.path, "cpu-profile", "", "write a CPU profile of the whole process to this file (for crawler-bench site --stages)")
+	_ = pf.MarkHidden("cpu-profile")
 
 	root.AddCommand(
 		newMasterCmd(a),
@@ -92,7 +97,7 @@ func (a *app) setup(cmd *cobra.Command) error {
 	}
 	a.useLogger(logger)
 	a.openTemp(cmd)
-	return nil
+	return a.profile.start()
 }
 
 // useLogger makes logger the process's, go-redis's messages included.

@@ -33,8 +33,10 @@ type crawlCluster struct {
 	taps     bool
 	scripts  *scriptNames
 	procs    []*process
-	exited   chan struct{} // closed when the first process exits
-	exitOnce sync.Once
+	// profileDir, when set, gets a CPU profile of each process's run.
+	profileDir string
+	exited     chan struct{} // closed when the first process exits
+	exitOnce   sync.Once
 }
 
 // process is one crawler process of the cluster.
@@ -111,6 +113,9 @@ func (c *crawlCluster) start(name string, args ...string) error {
 		redisURL = u.String()
 	}
 	args = append(args, "--redis", redisURL, "--prefix", c.prefix, "--log-level", "warn")
+	if c.profileDir != "" {
+		args = append(args, "--cpu-profile", filepath.Join(c.profileDir, name+".pprof"))
+	}
 	logf, err := os.Create(p.logPath)
 	if err != nil {
 		return err

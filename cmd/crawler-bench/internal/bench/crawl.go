@@ -69,6 +69,9 @@ type CrawlOptions struct {
 	// scripts names the scripts seen on the wire, kept across the runs
 	// of one Redis: a script is sent in full only the first time.
 	scripts *scriptNames
+	// profileDir, when set, is where each process writes a CPU profile of
+	// its whole run (--cpu-profile), named after the process.
+	profileDir string
 }
 
 // DefaultCrawlOptions are the crawl benchmark's defaults.
@@ -295,6 +298,7 @@ func startCluster(ctx context.Context, rdb redis.UniversalClient, opts CrawlOpti
 	if err != nil {
 		return nil, err
 	}
+	cl.profileDir = opts.profileDir
 	if err := cl.startMaster(); err != nil {
 		return cl, err
 	}

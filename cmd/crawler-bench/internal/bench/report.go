@@ -78,6 +78,7 @@ func DefaultReportOptions() ReportOptions {
 	site, kinds, rendering, recrawl := DefaultSiteOptions(), DefaultKindsOptions(), DefaultRenderOptions(), DefaultRecrawlOptions()
 	priority := DefaultPriorityOptions()
 	rendering.Pages, rendering.Tabs = 40, []int{1, 2}
+	site.Stages = true // the CPU per page by stage, so that a regression shows where it came from (issue 31)
 	return ReportOptions{
 		RedisServer: "redis-server", RedisURL: "redis://127.0.0.1:6379/0", Site: &site, Kinds: &kinds, Render: &rendering,
 		Recrawl: &recrawl, Priority: &priority, DedupN: []int{1_000_000, 10_000_000}, Dedup: DedupOptions{Duration: 10 * time.Second},

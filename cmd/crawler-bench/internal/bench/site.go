@@ -76,6 +76,10 @@ type SiteOptions struct {
 	// Tap counts the cluster's commands on the wire, by role and script,
 	// and adds their breakdown per page to the report.
 	Tap bool
+	// Stages has every crawler process write a CPU profile of its run
+	// (crawler --cpu-profile), and adds the crawlers' CPU per page by
+	// stage to the report (stages.go).
+	Stages bool
 	// Progress, when set, receives a line per crawl.
 	Progress io.Writer
 }
@@ -146,6 +150,9 @@ func (o SiteOptions) Args() []string {
 	if o.Tap {
 		args = append(args, "--tap")
 	}
+	if o.Stages {
+		args = append(args, "--stages")
+	}
 	if d := DefaultSiteOptions(); o.Postgres != d.Postgres {
 		args = append(args, "--postgres", o.Postgres)
 	}
@@ -190,6 +197,9 @@ type SiteRun struct {
 	Redis string
 	// Detail is the cluster's whole measurement, kept when Tap is set.
 	Detail *CrawlResult
+	// Stages is the crawler processes' profiled CPU by stage, with
+	// SiteOptions.Stages (nil for colly).
+	Stages StageCPU
 }
 
 // PagesPerSecond is the detail pages stored per second of wall time.

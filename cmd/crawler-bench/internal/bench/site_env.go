@@ -104,12 +104,16 @@ func (e *siteEnv) crawl(ctx context.Context, name string, latency time.Duration)
 		return SiteRun{}, err
 	}
 	defer os.RemoveAll(dir)
+	profiles, err := e.profileDir(dir)
+	if err != nil {
+		return SiteRun{}, err
+	}
 	var run SiteRun
 	switch name {
 	case CrawlerCluster:
-		run, err = e.crawlCluster(ctx, site)
+		run, err = e.crawlCluster(ctx, site, profiles)
 	case CrawlerRun:
-		run, err = e.crawlRun(ctx, site, dir)
+		run, err = e.crawlRun(ctx, site, dir, profileFlag(profiles)...)
 	case CrawlerColly:
 		run, err = e.crawlColly(ctx, site, dir)
 	default:
@@ -117,13 +121,35 @@ func (e *siteEnv) crawl(ctx context.Context, name string, latency time.Duration)
 	}
 	run.Crawler, run.Latency, run.Requests, run.Expected = name, latency, site.requests.Load(), site.expected()
 	run.SiteBusy, run.SitePeak = time.Duration(site.busy.Load()), site.peak.Load()
+	if err == nil && profiles != "" && (name == CrawlerCluster || name == CrawlerRun) {
+		run.Stages, err = dirStages(profiles)
+	}
 	return run, err
 }
 
+// profileDir makes the directory a crawl's processes write their CPU
+// profiles to with Stages ("" without).
+func (e *siteEnv) profileDir(crawlDir string) (string, error) {
+	if !e.opts.Stages {
+		return "", nil
+	}
+	dir := filepath.Join(crawlDir, "profiles")
+	return dir, os.Mkdir(dir, 0o755)
+}
+
+// profileFlag is `crawler run`'s --cpu-profile into dir (none for "").
+func profileFlag(dir string) []string {
+	if dir == "" {
+		return nil
+	}
+	return []string{"--cpu-profile", filepath.Join(dir, "run.pprof")}
+}
+
 // crawlCluster crawls with a master and slaves on the benchmark's Redis.
-func (e *siteEnv) crawlCluster(ctx context.Context, site *countingSite) (SiteRun, error) {
+func (e *siteEnv) crawlCluster(ctx context.Context, site *countingSite, profileDir string) (SiteRun, error) {
 	opts := DefaultCrawlOptions()
 	opts.Binary, opts.RedisURL, opts.Tap, opts.Timeout, opts.scripts = e.opts.Binary, e.redis.URL(), e.opts.Tap, e.opts.Timeout, e.scripts
+	opts.profileDir = profileDir
 	job := site.job()
 	job.PerHostRPS, job.PerHostConcurrency = e.opts.PerHostRPS, e.opts.PerHostConcurrency
 	res, err := crawlJob(ctx, opts, e.opts.Slaves, job.Name, job.YAML())

@@ -63,6 +63,9 @@ func SiteTables(rep SiteReport) []Table {
 		if st := sinkTable(rep, l); st != nil {
 			out = append(out, *st)
 		}
+		if st := stageTable(rep, l); st != nil {
+			out = append(out, *st)
+		}
 		var tapped []CrawlResult
 		for _, r := range rep.runsOf(CrawlerCluster, l) {
 			if r.Detail != nil {
