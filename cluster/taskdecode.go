@@ -20,7 +20,7 @@ func decodeTaskFast(s string) (t Task, ok bool) {
 	if !ok || rest == "}" {
 		return Task{}, ok
 	}
-	var seen [7]bool
+	var seen [len(taskKeys)]bool
 	for {
 		var key string
 		if key, rest, ok = cutTaskKey(rest); !ok {
@@ -46,7 +46,7 @@ func decodeTaskFast(s string) (t Task, ok bool) {
 }
 
 // taskKeys are the wire keys of Task's fields.
-const taskKeys = "ufjrnxk"
+const taskKeys = "ufjrnxkp"
 
 // cutTaskKey reads `"key":` at the start of s.
 func cutTaskKey(s string) (key, rest string, ok bool) {
@@ -62,6 +62,11 @@ func (t *Task) readField(key byte, s string) (rest string, ok bool) {
 	switch key {
 	case 'n':
 		return readPlainInt(s, &t.Round)
+	case 'p':
+		var p int64
+		rest, ok = readPlainInt(s, &p)
+		t.Priority = int(p) // int is 64 bits wherever the crawler builds
+		return rest, ok
 	case 'x':
 		return readBool(s, &t.Retry)
 	}

@@ -31,6 +31,8 @@ func TestDecodeTaskFast_SameAsJSON(t *testing.T) {
 		{URL: "http://127.0.0.1/detail/7", FP: "ab12", Job: "news"},
 		{URL: "http://127.0.0.1/d/é中", FP: "f", Job: "j", Referer: "http://127.0.0.1/list/1", Round: 12, Retry: true, Kind: "product"},
 		{URL: "u", FP: "f", Job: "j", Round: -3},
+		{URL: "u", FP: "f", Job: "j", Kind: "product", Priority: -7},
+		{URL: "u", FP: "f", Job: "j", Priority: 100},
 	}
 	for _, task := range plain {
 		if s := task.Encode(); !checkTaskDecode(t, s) {
@@ -47,7 +49,7 @@ func TestDecodeTaskFast_SameAsJSON(t *testing.T) {
 	}
 	for _, s := range []string{
 		`{"u":"\ud83d\ude00","f":"f","j":"j"}`, `{"u":"\ud83d"}`, `{"u":"a\x"}`, `{"u":"a\u12"}`, `{"u":"a\u12g4"}`,
-		`{"u":"a\"}`, `{"u":"a\u+123"}`, `{"u":"a","u":"b","f":"f","j":"j"}`, `{"u":"a","f":"f","j":"j","p":1}`,
+		`{"u":"a\"}`, `{"u":"a\u+123"}`, `{"u":"a","u":"b","f":"f","j":"j"}`, `{"u":"a","f":"f","j":"j","q":1}`,
 		`{"u":"a", "f":"f","j":"j"}`, `{"u":"a","f":"f","j":"j"} `, `{"u":"a","n":01}`, `{"u":"a","n":1.5}`,
 		`{"u":"a","n":99999999999999999999}`, `{"u":"a","x":null}`, `{"u":null}`, "{\"u\":\"a\xff\"}", "{\"u\":\"a\tb\"}",
 		`{"u":"a"`, `{"u"}`, `{,}`, `[]`, ``, `{"U":"a"}`, `{"uu":"a"}`,
@@ -69,7 +71,7 @@ func FuzzDecodeTask(f *testing.F) {
 	f.Add(`{"u":"a\u0026b\ud83d\ude00\\"}`, "a&b<\u2028>\"\\\x01😀", int64(0))
 	f.Fuzz(func(t *testing.T, s, str string, n int64) {
 		checkTaskDecode(t, s)
-		task := Task{URL: str, FP: str, Job: "j", Referer: str, Round: n, Retry: n%2 == 0, Kind: str}
+		task := Task{URL: str, FP: str, Job: "j", Referer: str, Round: n, Retry: n%2 == 0, Kind: str, Priority: int(n % 101)}
 		checkTaskDecode(t, task.Encode())
 	})
 }
