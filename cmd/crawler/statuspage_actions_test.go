@@ -138,9 +138,18 @@ func (p *pageDriver) act(job, action string, yes bool) {
 	p.t.Helper()
 	btn := `#jobs tr[data-job="` + job + `"] button[data-action="` + action + `"]`
 	p.waitFor(action+" offered for "+job, `!!document.querySelector(`+js(btn)+`)`)
-	p.do(chromedp.Click(btn))
-	p.waitFor("the confirmation of "+action, `!document.getElementById('confirm').hidden && document.getElementById('confirm-text').textContent === `+
-		js(action+" job "+job+"?"))
+	shown := `!document.getElementById('confirm').hidden && document.getElementById('confirm-text').textContent === ` +
+		js(action+" job "+job+"?")
+	// The table is drawn again at each refresh: a click that lands while
+	// the row is replaced opens nothing, so it is made again until the
+	// confirmation shows (a click while it shows changes nothing).
+	testenv.Eventually(p.t, 2*time.Minute, "the confirmation of "+action, func() bool {
+		if p.eval(shown) == "true" {
+			return true
+		}
+		p.do(chromedp.Click(btn))
+		return p.eval(shown) == "true"
+	})
 	answer := `#confirm-no`
 	if yes {
 		answer = `#confirm-yes`
