@@ -215,6 +215,13 @@ func (s *jobSet) load(ctx context.Context, name, submitted string) (*job, error)
 	return j, nil
 }
 
+// any reports whether some running job satisfies f.
+func (s *jobSet) any(f func(*job) bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.ContainsFunc(s.running, f)
+}
+
 // rotation returns the running jobs in the order a take visits them:
 // round-robin, starting after the one visited first last time; when some
 // job has a priority (jobspec.Job.Priority), by effective priority first

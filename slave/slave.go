@@ -280,6 +280,10 @@ func (s *Slave) dispatch(ctx, drainCtx context.Context) {
 		if s.pending() >= s.opts.Concurrency && ctxtime.Sleep(ctx, takeSpacing) != nil {
 			return
 		}
+		if s.jobs.any(s.mayStealSoon) {
+			s.waitFreed(ctx, s.opts.Poll) // it steals once a fetch ends
+			continue
+		}
 		s.waitQueued(ctx, s.dryPoll(dry))
 	}
 }

@@ -36,6 +36,19 @@ func (s *Slave) take(ctx context.Context, j *job, n int) ([]queue.Delivery, erro
 	return ds, err
 }
 
+// mayStealSoon reports whether j's queue ran dry after a take that got
+// tasks and j may steal, but the slave held too much work to try yet: it
+// tries once a fetch ends and frees room (dispatch waits for that, not
+// for word of new tasks).
+func (s *Slave) mayStealSoon(j *job) bool {
+	return j.stealArmed && s.canSteal(j)
+}
+
+// canSteal reports whether j's tasks may move between slaves at all.
+func (s *Slave) canSteal(j *job) bool {
+	return len(j.renderKinds) == 0 && !j.spec.RoutesByHost()
+}
+
 // steal moves up to n queued tasks of j from the longest queue of the
 // other live slaves to this slave's own, if that queue holds more than a
 // slave holds for its fetchers (a shorter one is about to be worked off
@@ -45,7 +58,7 @@ func (s *Slave) take(ctx context.Context, j *job, n int) ([]queue.Delivery, erro
 // one slave, whose pace the host's budget sets, not the slave's). It
 // returns how many moved.
 func (s *Slave) steal(ctx context.Context, j *job, n int) int {
-	if len(j.renderKinds) > 0 || j.spec.RoutesByHost() {
+	if !s.canSteal(j) {
 		return 0
 	}
 	table, err := s.registry.Snapshot(ctx)
