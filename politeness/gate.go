@@ -68,11 +68,17 @@ func newGate(host string, shard int, now time.Time) *gate {
 }
 
 // setRule makes rule the host's rule from now on: the last rule a request
-// came with wins.
+// came with wins. A slower rule (a Crawl-delay learned from robots.txt,
+// say) drops the times booked at the faster one: they were spaced for the
+// old rate, and the requests waiting for them would reach the site at it.
 func (g *gate) setRule(rule Rule, o Options) {
 	if rule != g.rule || g.lim.cap == 0 {
+		slower := g.lim.cap != 0 && rule.limits(o.DefaultRPS).intervalMS > g.lim.intervalMS
 		g.rule, g.lim = rule, rule.limits(o.DefaultRPS)
 		g.late, g.burst = g.lim.booking(o.MaxLate, clockError)
+		if slower {
+			g.booked.clear()
+		}
 	}
 }
 
