@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -176,6 +177,19 @@ func (c *Client) status(ctx context.Context, job string, maxSlaves int) (*Status
 			return nil, fmt.Errorf("job %s: %w", job, err)
 		}
 		depth = d
+		// An acknowledgement between the counters' read and the queues'
+		// moves tasks from in flight to stored unseen: read the counters
+		// again after, and use them when they moved (a few tries).
+		for try := 0; try < 3; try++ {
+			again, err := c.rdb.HGetAll(ctx, jk.Stats()).Result()
+			if err != nil || maps.Equal(again, stats) {
+				break
+			}
+			stats = again
+			if depth, err = q.Depth(ctx, maxSlaves); err != nil {
+				return nil, fmt.Errorf("job %s: %w", job, err)
+			}
+		}
 	}
 	st := &Status{
 		Job: job, State: state[cluster.StateField], SubmittedAt: state[cluster.StateSubmittedAt],

@@ -167,7 +167,7 @@ func (q *Queue) Depth(ctx context.Context, slaves int) (Depth, error) {
 // DepthOf is Depth that reads only the slaves ids (each below slaves);
 // the others read as empty.
 func (q *Queue) DepthOf(ctx context.Context, ids []int, slaves int) (Depth, error) {
-	pipe := q.rdb.Pipeline()
+	pipe := q.rdb.TxPipeline() // one MULTI: a take between two reads would count its tasks twice
 	ql := make([][]*redis.IntCmd, len(ids))
 	il := make([]*redis.IntCmd, len(ids))
 	for k, i := range ids {
